@@ -1,0 +1,88 @@
+/*
+ * Generic streaming core: buffering of partial blocks and byte counting for
+ * every algorithm, so family files only see whole blocks.
+ */
+#include "internal.h"
+
+#define HQ_XOF_OUT_MAX (1u << 30)
+
+int hq_init(hq_ctx *c, int id, const uint8_t *custom, size_t custom_len,
+            uint32_t outlen) {
+  const hq_algo *a = hq_algo_by_id(id);
+  if (!a) return -HQ_ERR_UNKNOWN_ALGORITHM;
+  if (custom_len && !a->info.customizable) return -HQ_ERR_BAD_ARGUMENT;
+  if (custom_len > HQ_CUSTOM_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen && !a->info.xof && outlen != a->info.digest_len)
+    return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  memset(c, 0, sizeof *c);
+  c->algo = (uint32_t)id;
+  c->outlen = outlen ? outlen : a->info.digest_len;
+  c->custom_len = (uint32_t)custom_len;
+  a->init(c, custom, custom_len);
+  return HQ_OK;
+}
+
+void hq_update(hq_ctx *c, const uint8_t *in, size_t len) {
+  const hq_algo *a = hq_algo_by_id((int)c->algo);
+  size_t bl = a->info.block_len;
+  if (!len) return;
+  c->total += len;
+  if (bl == 1) { /* stream ciphers of the checksum kind: no buffering */
+    a->blocks(c, in, len);
+    return;
+  }
+  if (c->buffered) {
+    size_t take = bl - c->buffered;
+    if (take > len) take = len;
+    memcpy(c->buf + c->buffered, in, take);
+    c->buffered += (uint32_t)take;
+    in += take;
+    len -= take;
+    if (c->buffered < bl || (a->lazy && len == 0)) return;
+    a->blocks(c, c->buf, 1);
+    c->buffered = 0;
+  }
+  size_t n = len / bl;
+  if (a->lazy && n && n * bl == len) n--; /* keep the last block */
+  if (n) {
+    a->blocks(c, in, n);
+    in += n * bl;
+    len -= n * bl;
+  }
+  if (len) memcpy(c->buf, in, len);
+  c->buffered = (uint32_t)len;
+}
+
+long hq_final(const hq_ctx *c, uint8_t *out, size_t outlen) {
+  const hq_algo *a = hq_algo_by_id((int)c->algo);
+  hq_ctx scratch;
+  if (!a) return -HQ_ERR_STATE_INVALID;
+  if (!outlen) outlen = c->outlen;
+  if (!a->info.xof && outlen != a->info.digest_len) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  memcpy(&scratch, c, sizeof scratch);
+  a->final(&scratch, out, outlen);
+  memset(&scratch, 0, sizeof scratch);
+  return (long)outlen;
+}
+
+long hq_hash(int id, const uint8_t *data, size_t len, const uint8_t *custom,
+             size_t custom_len, uint8_t *out, size_t outlen) {
+  hq_ctx c;
+  int rc = hq_init(&c, id, custom, custom_len, 0);
+  if (rc) return rc;
+  hq_update(&c, data, len);
+  const hq_algo *a = hq_algo_by_id(id);
+  if (!outlen) outlen = c.outlen;
+  if (!a->info.xof && outlen != a->info.digest_len) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  a->final(&c, out, outlen); /* c is ours: no need for a scratch copy */
+  return (long)outlen;
+}
+
+int hq_ctx_algorithm(const hq_ctx *c) { return (int)c->algo; }
+uint64_t hq_ctx_bytes(const hq_ctx *c) { return c->total; }
+uint32_t hq_ctx_outlen(const hq_ctx *c) { return c->outlen; }
+
+typedef char hq_ctx_fits[sizeof(hq_ctx) <= HQ_CTX_SIZE ? 1 : -1];

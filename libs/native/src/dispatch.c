@@ -1,0 +1,53 @@
+/*
+ * Reads the CPU's features once and lets every algorithm pick its code
+ * path. HASHQ_NATIVE_IMPL=portable (read by the binding) forces the
+ * portable paths so tests can cover them on any machine.
+ */
+#include "internal.h"
+
+#if defined(HQ_X86_64)
+#include <cpuid.h>
+#endif
+#if defined(HQ_ARM64) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
+void hq_dispatch_select_all(uint32_t cpu);
+void hq_crc32c_init_tables(void);
+
+static uint32_t features;
+
+static uint32_t detect(void) {
+  uint32_t f = 0;
+#if defined(HQ_X86_64)
+  unsigned a, b, c, d;
+  if (__get_cpuid(1, &a, &b, &c, &d)) {
+    if (c & bit_SSSE3) f |= HQ_CPU_X86_SSSE3;
+    if (c & bit_SSE4_1) f |= HQ_CPU_X86_SSE41;
+    if (c & bit_SSE4_2) f |= HQ_CPU_X86_SSE42;
+    if (c & bit_PCLMUL) f |= HQ_CPU_X86_PCLMUL;
+  }
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+    if (b & bit_SHA) f |= HQ_CPU_X86_SHA;
+    if (b & bit_BMI) f |= HQ_CPU_X86_BMI1;
+    if (b & bit_BMI2) f |= HQ_CPU_X86_BMI2;
+    if (b & bit_AVX2) f |= HQ_CPU_X86_AVX2;
+  }
+#elif defined(HQ_ARM64) && defined(__linux__)
+  unsigned long hw = getauxval(AT_HWCAP);
+  if (hw & (1ul << 5)) f |= HQ_CPU_ARM_SHA1;    /* HWCAP_SHA1 */
+  if (hw & (1ul << 6)) f |= HQ_CPU_ARM_SHA2;    /* HWCAP_SHA2 */
+  if (hw & (1ul << 7)) f |= HQ_CPU_ARM_CRC32;   /* HWCAP_CRC32 */
+  if (hw & (1ul << 4)) f |= HQ_CPU_ARM_PMULL;   /* HWCAP_PMULL */
+  if (hw & (1ul << 21)) f |= HQ_CPU_ARM_SHA512; /* HWCAP_SHA512 */
+#endif
+  return f;
+}
+
+void hq_dispatch_init(int force_portable) {
+  hq_crc32c_init_tables();
+  features = force_portable ? 0 : detect();
+  hq_dispatch_select_all(features);
+}
+
+uint32_t hq_cpu_features(void) { return features; }

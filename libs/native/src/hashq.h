@@ -1,0 +1,96 @@
+/*
+ * hashq — resumable hash functions with a portable serialized state.
+ * Public C API. No Node headers: the same core builds into the Node addon,
+ * the C test driver and the fuzz harness.
+ */
+#ifndef HASHQ_H
+#define HASHQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes returned (negated) by the functions below. Stable: the
+ * TypeScript layer maps each one to a HashqError subclass. */
+enum hq_status {
+  HQ_OK = 0,
+  HQ_ERR_UNKNOWN_ALGORITHM = 1,
+  HQ_ERR_STATE_INVALID = 2,
+  HQ_ERR_STATE_ALGORITHM = 3, /* valid state of another algorithm */
+  HQ_ERR_STATE_VERSION = 4,   /* format version from the future */
+  HQ_ERR_BAD_ARGUMENT = 5
+};
+
+/* Largest context, in bytes; contexts are plain data (no pointers), so a
+ * context may be copied with memcpy. It must be 8-byte aligned. */
+#define HQ_CTX_SIZE 448
+/* Largest serialized state, in bytes. */
+#define HQ_STATE_MAX 512
+/* Longest customization string (CXOF), bytes (SP 800-232: 2048 bits). */
+#define HQ_CUSTOM_MAX 256
+
+typedef struct hq_ctx hq_ctx;
+
+typedef struct hq_info {
+  int id;                 /* stable algorithm id (written into states) */
+  const char *name;       /* e.g. "sha256" */
+  uint32_t digest_len;    /* digest length; default output length of XOFs */
+  uint32_t block_len;     /* block size / sponge rate, bytes */
+  int xof;                /* 1 for extendable-output functions */
+  int customizable;       /* 1 when a customization string is accepted */
+  const char *standard;   /* e.g. "FIPS 180-4" */
+} hq_info;
+
+/* Select implementations. force_portable != 0 disables every CPU-specific
+ * path. Called once at load; tests may call it again (never while another
+ * thread hashes). */
+void hq_dispatch_init(int force_portable);
+
+int hq_algorithm_count(void);
+/* index in [0, hq_algorithm_count()); NULL outside. */
+const hq_info *hq_algorithm_at(int index);
+/* by name (exact, lower case) → id, or -1 */
+int hq_find(const char *name);
+const hq_info *hq_info_of(int id);
+/* name of the code path dispatched for this algorithm, e.g. "sha-ni" */
+const char *hq_implementation(int id);
+
+/* Initialise ctx (HQ_CTX_SIZE bytes, 8-aligned). custom may be NULL.
+ * outlen 0 means the algorithm's default digest length. */
+int hq_init(hq_ctx *ctx, int id, const uint8_t *custom, size_t custom_len,
+            uint32_t outlen);
+void hq_update(hq_ctx *ctx, const uint8_t *data, size_t len);
+/* Output outlen bytes (0 = the context's default length) without changing
+ * ctx. Returns the number of bytes written or a negated hq_status. Fixed-
+ * length algorithms accept only their digest length (or 0). */
+long hq_final(const hq_ctx *ctx, uint8_t *out, size_t outlen);
+int hq_ctx_algorithm(const hq_ctx *ctx);
+uint64_t hq_ctx_bytes(const hq_ctx *ctx);
+uint32_t hq_ctx_outlen(const hq_ctx *ctx);
+
+/* One shot: init + update + final. */
+long hq_hash(int id, const uint8_t *data, size_t len, const uint8_t *custom,
+             size_t custom_len, uint8_t *out, size_t outlen);
+
+/* Serialize into out (at least HQ_STATE_MAX bytes); returns the length. */
+size_t hq_serialize(const hq_ctx *ctx, uint8_t *out);
+/* Validate and load a serialized state; on any error ctx is left zeroed
+ * and a negated hq_status is returned. expect_id < 0 accepts any
+ * algorithm. Also accepts resumable-hash 0.2.5 states (96/112 bytes). */
+int hq_deserialize(hq_ctx *ctx, const uint8_t *in, size_t len, int expect_id);
+
+/* CRC-32C (Castagnoli), reflected, init/xorout 0xffffffff applied by the
+ * caller: hq_crc32c(0, p, n) is the standard check value. */
+uint32_t hq_crc32c(uint32_t crc, const uint8_t *p, size_t n);
+
+/* CPU cycle counter (rdtsc / cntvct_el0 / rdcycle→rdtime / monotonic ns). */
+uint64_t hq_cpucycles(void);
+const char *hq_cpucycles_source(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,170 @@
+/*
+ * Internal interface between the generic core (core.c, state.c, dispatch.c)
+ * and the algorithm families (one file per family, one per ISA variant).
+ *
+ * An algorithm family file defines one `hq_algo` per algorithm, named
+ * hq_algo_<name> (see the list in registry.c), and implements only:
+ *   init   – set the chaining/sponge state (ctx->s) for a fresh message;
+ *            absorb a customization string if the algorithm takes one;
+ *   blocks – absorb n whole blocks of block_len bytes (the hot path);
+ *   final  – pad the buffered tail (ctx->buf, ctx->buffered bytes) and
+ *            write outlen bytes; ctx is a scratch copy it may clobber;
+ *   select – pick `blocks` and `impl` for the CPU (features bitmask).
+ * The core does buffering, byte counting, serialization and validation.
+ */
+#ifndef HASHQ_INTERNAL_H
+#define HASHQ_INTERNAL_H
+
+#include <string.h>
+
+#include "hashq.h"
+
+#define HQ_MAX_BLOCK 168 /* Keccak rate for SHAKE128 */
+#define HQ_STATE_BYTES 200
+
+/* Stable algorithm ids: they are written into serialized states. Never
+ * renumber; append only. */
+enum hq_id {
+  HQ_SHA1 = 1,
+  HQ_SHA224 = 2,
+  HQ_SHA256 = 3,
+  HQ_SHA384 = 4,
+  HQ_SHA512 = 5,
+  HQ_SHA3_256 = 6,
+  HQ_SHA3_512 = 7,
+  HQ_SHAKE128 = 8,
+  HQ_SHAKE256 = 9,
+  HQ_ASCON_HASH256 = 10,
+  HQ_ASCON_XOF128 = 11,
+  HQ_ASCON_CXOF128 = 12,
+  HQ_ASCONHASHV12 = 13,
+  HQ_ASCONHASHAV12 = 14,
+  HQ_ASCONXOFV12 = 15,
+  HQ_ASCONXOFAV12 = 16,
+  HQ_MD5 = 17,
+  HQ_CRC32 = 18,
+  HQ_CRC32C = 19,
+  HQ_CRC64NVME = 20,
+  HQ_XOODYAK = 21,
+  HQ_ESCH256 = 22,
+  HQ_ESCH384 = 23,
+  HQ_ROMULUSH = 24,
+  HQ_PHOTONBEETLEHASH256 = 25,
+  HQ_ID_LIMIT = 26
+};
+
+/* CPU features (dispatch.c fills them in once). */
+enum hq_cpu {
+  HQ_CPU_X86_SSSE3 = 1u << 0,
+  HQ_CPU_X86_SSE41 = 1u << 1,
+  HQ_CPU_X86_SSE42 = 1u << 2,
+  HQ_CPU_X86_SHA = 1u << 3,
+  HQ_CPU_X86_BMI1 = 1u << 4,
+  HQ_CPU_X86_BMI2 = 1u << 5,
+  HQ_CPU_X86_PCLMUL = 1u << 6,
+  HQ_CPU_X86_AVX2 = 1u << 7,
+  HQ_CPU_ARM_SHA1 = 1u << 12,
+  HQ_CPU_ARM_SHA2 = 1u << 13,
+  HQ_CPU_ARM_SHA512 = 1u << 14,
+  HQ_CPU_ARM_CRC32 = 1u << 15,
+  HQ_CPU_ARM_PMULL = 1u << 16,
+  HQ_CPU_RV_ZBB = 1u << 20,
+  HQ_CPU_RV_ZKNH = 1u << 21,
+  HQ_CPU_RV_ZBC = 1u << 22
+};
+
+/* The context. Plain data, no pointers (copyable with memcpy, shareable
+ * with JavaScript as bytes). Host byte order: it never leaves the process
+ * except through hq_serialize. */
+struct hq_ctx {
+  uint32_t algo;       /* enum hq_id */
+  uint32_t buffered;   /* bytes in buf */
+  uint64_t total;      /* message bytes absorbed, buffered ones included */
+  uint32_t outlen;     /* default output length */
+  uint32_t custom_len; /* length of the customization string (CXOF) */
+  union {
+    uint64_t w64[HQ_STATE_BYTES / 8];
+    uint32_t w32[HQ_STATE_BYTES / 4];
+    uint8_t b[HQ_STATE_BYTES];
+  } s; /* chaining value or sponge state; meaning per algorithm */
+  uint8_t buf[HQ_MAX_BLOCK]; /* partial block */
+};
+
+typedef struct hq_algo hq_algo;
+struct hq_algo {
+  hq_info info;
+  /* Serialized part of s: state_words words of word_size (1, 4 or 8)
+   * bytes, taken from s.b / s.w32 / s.w64, written little-endian. */
+  uint8_t word_size;
+  uint8_t state_words;
+  /* 1 when the last block is processed differently from the others even
+   * when it is full (many LWC modes): the core then keeps a full block
+   * buffered until more input arrives, so 1 <= buffered <= block_len
+   * once any byte was absorbed. */
+  uint8_t lazy;
+  void (*init)(hq_ctx *c, const uint8_t *custom, size_t custom_len);
+  void (*blocks)(hq_ctx *c, const uint8_t *in, size_t nblocks);
+  void (*final)(hq_ctx *c, uint8_t *out, size_t outlen);
+  void (*select)(hq_algo *self, uint32_t cpu);
+  /* Optional extra validation of a loaded state: 0 if valid. */
+  int (*check)(const hq_ctx *c);
+  const char *impl; /* set by select; "portable" by default */
+};
+
+/* Registry (registry.c). NULL for ids with no implementation. */
+hq_algo *hq_algo_by_id(int id);
+uint32_t hq_cpu_features(void);
+
+/* Byte-order helpers: every serialized integer goes through these. */
+static inline uint32_t hq_load32_le(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+static inline uint32_t hq_load32_be(const uint8_t *p) {
+  return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 |
+         (uint32_t)p[0] << 24;
+}
+static inline uint64_t hq_load64_le(const uint8_t *p) {
+  return (uint64_t)hq_load32_le(p) | (uint64_t)hq_load32_le(p + 4) << 32;
+}
+static inline uint64_t hq_load64_be(const uint8_t *p) {
+  return (uint64_t)hq_load32_be(p) << 32 | (uint64_t)hq_load32_be(p + 4);
+}
+static inline void hq_store32_le(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void hq_store32_be(uint8_t *p, uint32_t v) {
+  p[3] = (uint8_t)v; p[2] = (uint8_t)(v >> 8);
+  p[1] = (uint8_t)(v >> 16); p[0] = (uint8_t)(v >> 24);
+}
+static inline void hq_store64_le(uint8_t *p, uint64_t v) {
+  hq_store32_le(p, (uint32_t)v); hq_store32_le(p + 4, (uint32_t)(v >> 32));
+}
+static inline void hq_store64_be(uint8_t *p, uint64_t v) {
+  hq_store32_be(p, (uint32_t)(v >> 32)); hq_store32_be(p + 4, (uint32_t)v);
+}
+static inline uint32_t hq_rotl32(uint32_t x, unsigned n) {
+  return (x << (n & 31)) | (x >> ((32 - n) & 31));
+}
+static inline uint32_t hq_rotr32(uint32_t x, unsigned n) {
+  return (x >> (n & 31)) | (x << ((32 - n) & 31));
+}
+static inline uint64_t hq_rotl64(uint64_t x, unsigned n) {
+  return (x << (n & 63)) | (x >> ((64 - n) & 63));
+}
+static inline uint64_t hq_rotr64(uint64_t x, unsigned n) {
+  return (x >> (n & 63)) | (x << ((64 - n) & 63));
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+#define HQ_X86_64 1
+#endif
+#if defined(__aarch64__)
+#define HQ_ARM64 1
+#endif
+#if defined(__riscv) && __riscv_xlen == 64
+#define HQ_RISCV64 1
+#endif
+
+#endif

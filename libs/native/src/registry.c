@@ -1,0 +1,72 @@
+/*
+ * The table of algorithms, indexed by stable id. Each family file defines
+ * its hq_algo_<name>; the table is the only place that lists them all.
+ */
+#include "internal.h"
+
+#define HQ_ALGOS(X)                                                        \
+  X(sha1) X(sha224) X(sha256) X(sha384) X(sha512) X(sha3_256) X(sha3_512)  \
+  X(shake128) X(shake256) X(ascon_hash256) X(ascon_xof128)                 \
+  X(ascon_cxof128) X(asconhashv12) X(asconhashav12) X(asconxofv12)         \
+  X(asconxofav12) X(md5) X(crc32) X(crc32c) X(crc64nvme) X(xoodyak)        \
+  X(esch256) X(esch384) X(romulush) X(photonbeetlehash256)
+
+/* Weak while families are being added: an algorithm whose family file is
+ * not linked in is simply absent from the registry. */
+#define HQ_DECLARE(n) extern hq_algo hq_algo_##n __attribute__((weak));
+HQ_ALGOS(HQ_DECLARE)
+
+static hq_algo *table[HQ_ID_LIMIT];
+static int ids[HQ_ID_LIMIT]; /* dense list of present ids, in id order */
+static int count;
+
+static void registry_build(void) {
+  hq_algo *all[] = {
+#define HQ_ADDR(n) &hq_algo_##n,
+      HQ_ALGOS(HQ_ADDR)
+  };
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    hq_algo *a = all[i];
+    if (a && a->init && a->info.id > 0 && a->info.id < HQ_ID_LIMIT)
+      table[a->info.id] = a;
+  }
+  count = 0;
+  for (int id = 1; id < HQ_ID_LIMIT; id++)
+    if (table[id]) ids[count++] = id;
+}
+
+void hq_dispatch_select_all(uint32_t cpu) {
+  registry_build();
+  for (int i = 0; i < count; i++) {
+    hq_algo *a = table[ids[i]];
+    if (a->select) a->select(a, cpu);
+    if (!a->impl) a->impl = "portable";
+  }
+}
+
+hq_algo *hq_algo_by_id(int id) {
+  return id > 0 && id < HQ_ID_LIMIT ? table[id] : NULL;
+}
+
+int hq_algorithm_count(void) { return count; }
+
+const hq_info *hq_algorithm_at(int index) {
+  return index >= 0 && index < count ? &table[ids[index]]->info : NULL;
+}
+
+const hq_info *hq_info_of(int id) {
+  hq_algo *a = hq_algo_by_id(id);
+  return a ? &a->info : NULL;
+}
+
+int hq_find(const char *name) {
+  if (!name) return -1;
+  for (int i = 0; i < count; i++)
+    if (strcmp(table[ids[i]]->info.name, name) == 0) return ids[i];
+  return -1;
+}
+
+const char *hq_implementation(int id) {
+  hq_algo *a = hq_algo_by_id(id);
+  return a ? a->impl : NULL;
+}
