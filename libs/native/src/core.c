@@ -4,8 +4,6 @@
  */
 #include "internal.h"
 
-#define HQ_XOF_OUT_MAX (1u << 30)
-
 int hq_init(hq_ctx *c, int id, const uint8_t *custom, size_t custom_len,
             uint32_t outlen) {
   const hq_algo *a = hq_algo_by_id(id);
@@ -14,7 +12,7 @@ int hq_init(hq_ctx *c, int id, const uint8_t *custom, size_t custom_len,
   if (custom_len > HQ_CUSTOM_MAX) return -HQ_ERR_BAD_ARGUMENT;
   if (outlen && !a->info.xof && outlen != a->info.digest_len)
     return -HQ_ERR_BAD_ARGUMENT;
-  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_DEFAULT_OUTLEN_MAX) return -HQ_ERR_BAD_ARGUMENT;
   memset(c, 0, sizeof *c);
   c->algo = (uint32_t)id;
   c->outlen = outlen ? outlen : a->info.digest_len;
@@ -60,7 +58,7 @@ long hq_final(const hq_ctx *c, uint8_t *out, size_t outlen) {
   if (!a) return -HQ_ERR_STATE_INVALID;
   if (!outlen) outlen = c->outlen;
   if (!a->info.xof && outlen != a->info.digest_len) return -HQ_ERR_BAD_ARGUMENT;
-  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_OUTLEN_MAX) return -HQ_ERR_BAD_ARGUMENT;
   memcpy(&scratch, c, sizeof scratch);
   a->final(&scratch, out, outlen);
   memset(&scratch, 0, sizeof scratch);
@@ -76,7 +74,7 @@ long hq_hash(int id, const uint8_t *data, size_t len, const uint8_t *custom,
   const hq_algo *a = hq_algo_by_id(id);
   if (!outlen) outlen = c.outlen;
   if (!a->info.xof && outlen != a->info.digest_len) return -HQ_ERR_BAD_ARGUMENT;
-  if (outlen > HQ_XOF_OUT_MAX) return -HQ_ERR_BAD_ARGUMENT;
+  if (outlen > HQ_OUTLEN_MAX) return -HQ_ERR_BAD_ARGUMENT;
   a->final(&c, out, outlen); /* c is ours: no need for a scratch copy */
   return (long)outlen;
 }

@@ -59,7 +59,8 @@ const hq_info *hq_info_of(int id);
 const char *hq_implementation(int id);
 
 /* Initialise ctx (HQ_CTX_SIZE bytes, 8-aligned). custom may be NULL.
- * outlen 0 means the algorithm's default digest length. */
+ * outlen 0 means the algorithm's default digest length; an XOF's default
+ * output length may be set up to 65536 bytes. */
 int hq_init(hq_ctx *ctx, int id, const uint8_t *custom, size_t custom_len,
             uint32_t outlen);
 void hq_update(hq_ctx *ctx, const uint8_t *data, size_t len);

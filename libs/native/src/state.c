@@ -8,7 +8,6 @@
 #define HQ_MAGIC "HQst"
 #define HQ_FORMAT_VERSION 1
 #define HQ_HEADER_LEN 24
-#define HQ_XOF_OUT_MAX (1u << 30)
 
 static size_t words_len(const hq_algo *a) {
   return (size_t)a->state_words * a->word_size;
@@ -80,7 +79,7 @@ static int load_v1(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
   uint32_t outlen = hq_load32_le(in + 16);
   uint32_t custom_len = (uint32_t)in[20] | (uint32_t)in[21] << 8;
   if (!buffered_consistent(a, total, buffered)) return -HQ_ERR_STATE_INVALID;
-  if (a->info.xof ? (outlen == 0 || outlen > HQ_XOF_OUT_MAX)
+  if (a->info.xof ? (outlen == 0 || outlen > HQ_DEFAULT_OUTLEN_MAX)
                   : outlen != a->info.digest_len)
     return -HQ_ERR_STATE_INVALID;
   if (custom_len > (a->info.customizable ? HQ_CUSTOM_MAX : 0))
