@@ -1,0 +1,164 @@
+/*
+ * SHA-384 and SHA-512 (FIPS 180-4 §6.4, §6.5): compression, init, padding,
+ * and the choice of block function.
+ *
+ * State: H0..H7 as host integers in c->s.w64[0..7]. The serialized format
+ * relies on this layout.
+ *
+ * One round body, fully unrolled, instantiated twice: baseline x86-64 (or
+ * any 64-bit CPU) and, on x86-64 CPUs with BMI2, the same code compiled for
+ * BMI2 so the rotations become RORX (non-destructive, no extra moves).
+ */
+#include "internal.h"
+
+/* FIPS 180-4 §4.2.3: the first 64 bits of the fractional parts of the cube
+ * roots of the first 80 primes. */
+static const uint64_t K[80] = {
+    0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f,
+    0xe9b5dba58189dbbc, 0x3956c25bf348b538, 0x59f111f1b605d019,
+    0x923f82a4af194f9b, 0xab1c5ed5da6d8118, 0xd807aa98a3030242,
+    0x12835b0145706fbe, 0x243185be4ee4b28c, 0x550c7dc3d5ffb4e2,
+    0x72be5d74f27b896f, 0x80deb1fe3b1696b1, 0x9bdc06a725c71235,
+    0xc19bf174cf692694, 0xe49b69c19ef14ad2, 0xefbe4786384f25e3,
+    0x0fc19dc68b8cd5b5, 0x240ca1cc77ac9c65, 0x2de92c6f592b0275,
+    0x4a7484aa6ea6e483, 0x5cb0a9dcbd41fbd4, 0x76f988da831153b5,
+    0x983e5152ee66dfab, 0xa831c66d2db43210, 0xb00327c898fb213f,
+    0xbf597fc7beef0ee4, 0xc6e00bf33da88fc2, 0xd5a79147930aa725,
+    0x06ca6351e003826f, 0x142929670a0e6e70, 0x27b70a8546d22ffc,
+    0x2e1b21385c26c926, 0x4d2c6dfc5ac42aed, 0x53380d139d95b3df,
+    0x650a73548baf63de, 0x766a0abb3c77b2a8, 0x81c2c92e47edaee6,
+    0x92722c851482353b, 0xa2bfe8a14cf10364, 0xa81a664bbc423001,
+    0xc24b8b70d0f89791, 0xc76c51a30654be30, 0xd192e819d6ef5218,
+    0xd69906245565a910, 0xf40e35855771202a, 0x106aa07032bbd1b8,
+    0x19a4c116b8d2d0c8, 0x1e376c085141ab53, 0x2748774cdf8eeb99,
+    0x34b0bcb5e19b48a8, 0x391c0cb3c5c95a63, 0x4ed8aa4ae3418acb,
+    0x5b9cca4f7763e373, 0x682e6ff3d6b2b8a3, 0x748f82ee5defb2fc,
+    0x78a5636f43172f60, 0x84c87814a1f0ab72, 0x8cc702081a6439ec,
+    0x90befffa23631e28, 0xa4506cebde82bde9, 0xbef9a3f7b2c67915,
+    0xc67178f2e372532b, 0xca273eceea26619c, 0xd186b8c721c0c207,
+    0xeada7dd6cde0eb1e, 0xf57d4f7fee6ed178, 0x06f067aa72176fba,
+    0x0a637dc5a2c898a6, 0x113f9804bef90dae, 0x1b710b35131c471b,
+    0x28db77f523047d84, 0x32caab7b40c72493, 0x3c9ebe0a15c9bebc,
+    0x431d67c49c100d4c, 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a,
+    0x5fcb6fab3ad6faec, 0x6c44198c4a475817};
+
+#define BSIG0(x) (hq_rotr64(x, 28) ^ hq_rotr64(x, 34) ^ hq_rotr64(x, 39))
+#define BSIG1(x) (hq_rotr64(x, 14) ^ hq_rotr64(x, 18) ^ hq_rotr64(x, 41))
+#define SSIG0(x) (hq_rotr64(x, 1) ^ hq_rotr64(x, 8) ^ ((x) >> 7))
+#define SSIG1(x) (hq_rotr64(x, 19) ^ hq_rotr64(x, 61) ^ ((x) >> 6))
+#define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
+#define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
+
+#define W(t) w[(t) & 15]
+#define LOADW(t) (W(t) = hq_load64_be(in + 8 * (t)))
+#define EXPAND(t) \
+  (W(t) += SSIG1(W((t) - 2)) + W((t) - 7) + SSIG0(W((t) - 15)))
+#define ROUND(a, b, c, d, e, f, g, h, t, wt)               \
+  do {                                                     \
+    uint64_t t1 = h + BSIG1(e) + CH(e, f, g) + K[t] + (wt); \
+    d += t1;                                               \
+    h = t1 + BSIG0(a) + MAJ(a, b, c);                      \
+  } while (0)
+#define ROUND8(t, wexpr)                                   \
+  ROUND(a, b, c, d, e, f, g, h, (t) + 0, wexpr((t) + 0));  \
+  ROUND(h, a, b, c, d, e, f, g, (t) + 1, wexpr((t) + 1));  \
+  ROUND(g, h, a, b, c, d, e, f, (t) + 2, wexpr((t) + 2));  \
+  ROUND(f, g, h, a, b, c, d, e, (t) + 3, wexpr((t) + 3));  \
+  ROUND(e, f, g, h, a, b, c, d, (t) + 4, wexpr((t) + 4));  \
+  ROUND(d, e, f, g, h, a, b, c, (t) + 5, wexpr((t) + 5));  \
+  ROUND(c, d, e, f, g, h, a, b, (t) + 6, wexpr((t) + 6));  \
+  ROUND(b, c, d, e, f, g, h, a, (t) + 7, wexpr((t) + 7))
+
+static inline __attribute__((always_inline)) void sha512_compress(
+    uint64_t *s, const uint8_t *in, size_t n) {
+  for (; n--; in += 128) {
+    uint64_t w[16];
+    uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
+    uint64_t e = s[4], f = s[5], g = s[6], h = s[7];
+    ROUND8(0, LOADW);
+    ROUND8(8, LOADW);
+    ROUND8(16, EXPAND);
+    ROUND8(24, EXPAND);
+    ROUND8(32, EXPAND);
+    ROUND8(40, EXPAND);
+    ROUND8(48, EXPAND);
+    ROUND8(56, EXPAND);
+    ROUND8(64, EXPAND);
+    ROUND8(72, EXPAND);
+    s[0] += a; s[1] += b; s[2] += c; s[3] += d;
+    s[4] += e; s[5] += f; s[6] += g; s[7] += h;
+  }
+}
+
+static void sha512_blocks_portable(hq_ctx *c, const uint8_t *in, size_t n) {
+  sha512_compress(c->s.w64, in, n);
+}
+
+#if defined(HQ_X86_64)
+__attribute__((target("bmi2"))) static void sha512_blocks_bmi2(
+    hq_ctx *c, const uint8_t *in, size_t n) {
+  sha512_compress(c->s.w64, in, n);
+}
+#endif
+
+/* FIPS 180-4 §5.3.4 and §5.3.5. */
+static const uint64_t IV384[8] = {
+    0xcbbb9d5dc1059ed8, 0x629a292a367cd507, 0x9159015a3070dd17,
+    0x152fecd8f70e5939, 0x67332667ffc00b31, 0x8eb44a8768581511,
+    0xdb0c2e0d64f98fa7, 0x47b5481dbefa4fa4};
+static const uint64_t IV512[8] = {
+    0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b,
+    0xa54ff53a5f1d36f1, 0x510e527fade682d1, 0x9b05688c2b3e6c1f,
+    0x1f83d9abfb41bd6b, 0x5be0cd19137e2179};
+
+static void init384(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
+  (void)custom, (void)custom_len;
+  memcpy(c->s.w64, IV384, sizeof IV384);
+}
+
+static void init512(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
+  (void)custom, (void)custom_len;
+  memcpy(c->s.w64, IV512, sizeof IV512);
+}
+
+/* §5.1.2: 0x80, zeros, the 128-bit big-endian bit length (its high 64 bits
+ * hold the top 3 bits of the 64-bit byte count), through the dispatched
+ * block function. outlen is the digest length: 48 (H0..H5) or 64. */
+static void sha512_final(hq_ctx *c, uint8_t *out, size_t outlen) {
+  uint8_t last[256] = {0};
+  size_t n = c->buffered;
+  memcpy(last, c->buf, n);
+  last[n] = 0x80;
+  size_t len = n < 112 ? 128 : 256;
+  hq_store64_be(last + len - 16, c->total >> 61);
+  hq_store64_be(last + len - 8, c->total << 3);
+  hq_algo_by_id((int)c->algo)->blocks(c, last, len / 128);
+  memset(last, 0, sizeof last);
+  for (size_t i = 0; i < outlen / 8; i++)
+    hq_store64_be(out + 8 * i, c->s.w64[i]);
+}
+
+static void sha512_select(hq_algo *self, uint32_t cpu) {
+  self->blocks = sha512_blocks_portable;
+  self->impl = "portable";
+#if defined(HQ_X86_64)
+  if (cpu & HQ_CPU_X86_BMI2) {
+    self->blocks = sha512_blocks_bmi2;
+    self->impl = "bmi2";
+  }
+#else
+  (void)cpu;
+#endif
+}
+
+hq_algo hq_algo_sha384 = {
+    .info = {HQ_SHA384, "sha384", 48, 128, 0, 0, "FIPS 180-4"},
+    .word_size = 8, .state_words = 8,
+    .init = init384, .blocks = sha512_blocks_portable, .final = sha512_final,
+    .select = sha512_select, .impl = "portable"};
+
+hq_algo hq_algo_sha512 = {
+    .info = {HQ_SHA512, "sha512", 64, 128, 0, 0, "FIPS 180-4"},
+    .word_size = 8, .state_words = 8,
+    .init = init512, .blocks = sha512_blocks_portable,
+    .final = sha512_final, .select = sha512_select, .impl = "portable"};
