@@ -1,0 +1,38 @@
+{
+  # The C core (src/*.c, C11, no Node headers) plus the node-addon-api glue.
+  # One line per C file: adding an algorithm family is one line here.
+  "targets": [
+    {
+      "target_name": "hashq",
+      "sources": [
+        "src/core.c",
+        "src/registry.c",
+        "src/state.c",
+        "src/crc32c.c",
+        "src/dispatch.c",
+        "src/cpucycles.c",
+        "binding/addon.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "src"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS"
+      ],
+      # No -march: the binary must run on every CPU of its architecture;
+      # ISA-specific code uses per-function target attributes + dispatch.
+      "cflags": ["-O3", "-fvisibility=hidden"],
+      "cflags_c": ["-std=c11"],
+      "cflags_cc": ["-std=c++17"],
+      "cflags!": ["-fno-exceptions", "-O2", "-O1", "-O0"],
+      "cflags_cc!": ["-fno-exceptions"],
+      "xcode_settings": {
+        "OTHER_CFLAGS": ["-O3", "-std=c11"],
+        "OTHER_CPLUSPLUSFLAGS": ["-O3", "-std=c++17"],
+        "GCC_SYMBOLS_PRIVATE_EXTERN": "YES"
+      }
+    }
+  ]
+}

@@ -1,0 +1,461 @@
+// Node-API glue for the hashq C core: argument checks, async work, errors.
+//
+// Contexts live in JavaScript-owned Uint8Arrays of HQ_CTX_SIZE bytes (plain
+// data, copyable), and outputs are written into buffers allocated in
+// JavaScript: creating objects here costs far more than a 64-byte hash.
+// Errors are built by a factory the TypeScript layer registers (setup), so
+// they come out as HashqError subclasses with a stable code.
+#include <napi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "hashq.h"
+
+namespace {
+
+// Status codes beyond enum hq_status, for the TypeScript error mapping.
+constexpr int kStatusBusy = 6;
+
+struct InstanceData {
+  Napi::FunctionReference errorFactory;  // (status, message) => Error
+};
+
+// Throws a HashqError made by the registered factory (falls back to a plain
+// Error before setup), with status an hq_status (positive).
+void ThrowStatus(Napi::Env env, int status, const std::string &message) {
+  InstanceData *data = env.GetInstanceData<InstanceData>();
+  if (data && !data->errorFactory.IsEmpty()) {
+    Napi::Value err = data->errorFactory.Call(
+        {Napi::Number::New(env, status), Napi::String::New(env, message)});
+    if (env.IsExceptionPending()) return;
+    Napi::Error(env, err).ThrowAsJavaScriptException();
+    return;
+  }
+  Napi::Error::New(env, message).ThrowAsJavaScriptException();
+}
+
+void ThrowBadArgument(Napi::Env env, const std::string &message) {
+  ThrowStatus(env, HQ_ERR_BAD_ARGUMENT, message);
+}
+
+// A read-only view of bytes: any TypedArray, DataView or Buffer.
+struct Bytes {
+  const uint8_t *data = nullptr;
+  size_t len = 0;
+};
+
+bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
+  bool is = false;
+  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
+    napi_typedarray_type type;
+    size_t count;
+    void *data;
+    napi_get_typedarray_info(env, v, &type, &count, &data, nullptr, nullptr);
+    size_t elem = 1;
+    switch (type) {
+      case napi_int16_array: case napi_uint16_array: elem = 2; break;
+      case napi_int32_array: case napi_uint32_array: case napi_float32_array:
+        elem = 4; break;
+      case napi_float64_array: case napi_bigint64_array:
+      case napi_biguint64_array: elem = 8; break;
+      default: elem = 1;
+    }
+    out->data = static_cast<const uint8_t *>(data);
+    out->len = count * elem;
+    return true;
+  }
+  if (napi_is_dataview(env, v, &is) == napi_ok && is) {
+    size_t len;
+    void *data;
+    napi_get_dataview_info(env, v, &len, &data, nullptr, nullptr);
+    out->data = static_cast<const uint8_t *>(data);
+    out->len = len;
+    return true;
+  }
+  ThrowBadArgument(env, std::string(what) +
+                            " must be a Buffer, TypedArray or DataView");
+  return false;
+}
+
+// A writable Uint8Array (Buffer) of at least min_len bytes.
+bool GetOutput(Napi::Env env, napi_value v, uint8_t **data, size_t *len,
+               const char *what) {
+  bool is = false;
+  napi_typedarray_type type;
+  if (napi_is_typedarray(env, v, &is) != napi_ok || !is ||
+      napi_get_typedarray_info(env, v, &type, len,
+                               reinterpret_cast<void **>(data), nullptr,
+                               nullptr) != napi_ok ||
+      type != napi_uint8_array) {
+    ThrowBadArgument(env, std::string(what) + " must be a Uint8Array");
+    return false;
+  }
+  return true;
+}
+
+// The context: a Uint8Array of exactly HQ_CTX_SIZE bytes, 8-byte aligned.
+hq_ctx *GetCtx(Napi::Env env, napi_value v) {
+  uint8_t *data;
+  size_t len;
+  if (!GetOutput(env, v, &data, &len, "context")) return nullptr;
+  if (len != HQ_CTX_SIZE) {
+    ThrowBadArgument(env, "context must be " + std::to_string(HQ_CTX_SIZE) +
+                              " bytes");
+    return nullptr;
+  }
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    ThrowBadArgument(env, "context must be 8-byte aligned");
+    return nullptr;
+  }
+  return reinterpret_cast<hq_ctx *>(data);
+}
+
+bool GetUint32(Napi::Env env, napi_value v, uint32_t *out, const char *what) {
+  double d;
+  if (napi_get_value_double(env, v, &d) != napi_ok || !(d >= 0) ||
+      d > 4294967295.0 || d != static_cast<double>(static_cast<uint32_t>(d))) {
+    ThrowBadArgument(env, std::string(what) + " must be an integer >= 0");
+    return false;
+  }
+  *out = static_cast<uint32_t>(d);
+  return true;
+}
+
+// Checks that a live context holds a known algorithm (a context buffer
+// filled by anything but hq_init/hq_deserialize must not reach the core).
+bool CtxReady(Napi::Env env, const hq_ctx *ctx) {
+  if (!hq_info_of(hq_ctx_algorithm(ctx))) {
+    ThrowStatus(env, HQ_ERR_STATE_INVALID, "context is not initialised");
+    return false;
+  }
+  return true;
+}
+
+// setup(errorFactory): registers the factory used for every error.
+Napi::Value Setup(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsFunction()) {
+    Napi::TypeError::New(env, "setup(errorFactory)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  env.GetInstanceData<InstanceData>()->errorFactory =
+      Napi::Persistent(info[0].As<Napi::Function>());
+  return env.Undefined();
+}
+
+// algorithms(): [{ name, id, digestLength, blockSize, xof, customizable,
+// standard, implementation }] for every algorithm linked in.
+Napi::Value Algorithms(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  int n = hq_algorithm_count();
+  Napi::Array list = Napi::Array::New(env, n);
+  for (int i = 0; i < n; i++) {
+    const hq_info *a = hq_algorithm_at(i);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", a->name);
+    o.Set("id", a->id);
+    o.Set("digestLength", a->digest_len);
+    o.Set("blockSize", a->block_len);
+    o.Set("xof", a->xof != 0);
+    o.Set("customizable", a->customizable != 0);
+    o.Set("standard", a->standard ? a->standard : "");
+    const char *impl = hq_implementation(a->id);
+    o.Set("implementation", impl ? impl : "portable");
+    list.Set(i, o);
+  }
+  return list;
+}
+
+// init(ctx, id, custom | undefined, outlen)
+Napi::Value Init(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx) return env.Undefined();
+  uint32_t id, outlen;
+  if (!GetUint32(env, info[1], &id, "algorithm id")) return env.Undefined();
+  Bytes custom;
+  if (!info[2].IsUndefined() && !GetBytes(env, info[2], &custom, "customization"))
+    return env.Undefined();
+  if (!GetUint32(env, info[3], &outlen, "output length")) return env.Undefined();
+  if (custom.len > HQ_CUSTOM_MAX) {
+    ThrowBadArgument(env, "customization is longer than " +
+                              std::to_string(HQ_CUSTOM_MAX) + " bytes");
+    return env.Undefined();
+  }
+  int rc = hq_init(ctx, static_cast<int>(id), custom.data, custom.len, outlen);
+  if (rc < 0) {
+    ThrowStatus(env, -rc,
+                rc == -HQ_ERR_UNKNOWN_ALGORITHM
+                    ? "unknown algorithm"
+                    : "invalid options for this algorithm (customization or "
+                      "output length)");
+  }
+  return env.Undefined();
+}
+
+// Hashes a JavaScript string as UTF-8 without creating a Buffer.
+template <typename Fn>
+bool WithString(Napi::Env env, napi_value v, Fn fn) {
+  size_t len;
+  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok)
+    return false;
+  char stack[1024];
+  char *p = len < sizeof stack ? stack : static_cast<char *>(std::malloc(len + 1));
+  if (!p) {
+    Napi::Error::New(env, "out of memory").ThrowAsJavaScriptException();
+    return false;
+  }
+  napi_get_value_string_utf8(env, v, p, len + 1, &len);
+  fn(reinterpret_cast<const uint8_t *>(p), len);
+  if (p != stack) std::free(p);
+  return true;
+}
+
+// update(ctx, data): data is bytes or a string (UTF-8).
+Napi::Value Update(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
+  if (info[1].IsString()) {
+    WithString(env, info[1], [ctx](const uint8_t *p, size_t n) {
+      hq_update(ctx, p, n);
+    });
+    return env.Undefined();
+  }
+  Bytes in;
+  if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
+  hq_update(ctx, in.data, in.len);
+  return env.Undefined();
+}
+
+// copyUpdate(dst, src, data): dst = src, then update(dst, data). One call
+// for the immutable Hash.
+Napi::Value CopyUpdate(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *dst = GetCtx(env, info[0]);
+  if (!dst) return env.Undefined();
+  hq_ctx *src = GetCtx(env, info[1]);
+  if (!src || !CtxReady(env, src)) return env.Undefined();
+  Bytes in;
+  if (!GetBytes(env, info[2], &in, "data")) return env.Undefined();
+  std::memcpy(dst, src, HQ_CTX_SIZE);
+  hq_update(dst, in.data, in.len);
+  return env.Undefined();
+}
+
+long ReportFinal(Napi::Env env, long rc) {
+  if (rc < 0)
+    ThrowStatus(env, static_cast<int>(-rc),
+                "invalid output length for this algorithm");
+  return rc;
+}
+
+// final(ctx, out, outlen) → bytes written. out must hold outlen bytes.
+Napi::Value Final(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
+  uint8_t *out;
+  size_t cap;
+  uint32_t outlen;
+  if (!GetOutput(env, info[1], &out, &cap, "output") ||
+      !GetUint32(env, info[2], &outlen, "output length"))
+    return env.Undefined();
+  size_t want = outlen ? outlen : hq_ctx_outlen(ctx);
+  if (cap < want) {
+    ThrowBadArgument(env, "output buffer too small");
+    return env.Undefined();
+  }
+  long rc = ReportFinal(env, hq_final(ctx, out, outlen));
+  return rc < 0 ? env.Undefined() : Napi::Number::New(env, rc);
+}
+
+// hash(id, data, out, outlen, custom | undefined) → bytes written.
+Napi::Value Hash(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t id, outlen;
+  if (!GetUint32(env, info[0], &id, "algorithm id")) return env.Undefined();
+  uint8_t *out;
+  size_t cap;
+  if (!GetOutput(env, info[2], &out, &cap, "output") ||
+      !GetUint32(env, info[3], &outlen, "output length"))
+    return env.Undefined();
+  const hq_info *a = hq_info_of(static_cast<int>(id));
+  if (!a) {
+    ThrowStatus(env, HQ_ERR_UNKNOWN_ALGORITHM, "unknown algorithm");
+    return env.Undefined();
+  }
+  if (cap < (outlen ? outlen : a->digest_len)) {
+    ThrowBadArgument(env, "output buffer too small");
+    return env.Undefined();
+  }
+  Bytes custom;
+  if (info.Length() > 4 && !info[4].IsUndefined() &&
+      !GetBytes(env, info[4], &custom, "customization"))
+    return env.Undefined();
+  long rc = 0;
+  if (info[1].IsString()) {
+    if (!WithString(env, info[1], [&](const uint8_t *p, size_t n) {
+          rc = hq_hash(static_cast<int>(id), p, n, custom.data, custom.len,
+                       out, outlen);
+        }))
+      return env.Undefined();
+  } else {
+    Bytes in;
+    if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
+    rc = hq_hash(static_cast<int>(id), in.data, in.len, custom.data,
+                 custom.len, out, outlen);
+  }
+  if (rc < 0) {
+    ThrowStatus(env, static_cast<int>(-rc),
+                "invalid options for this algorithm (customization or output "
+                "length)");
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, rc);
+}
+
+// serialize(ctx, out) → length; out holds at least HQ_STATE_MAX bytes.
+Napi::Value Serialize(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
+  uint8_t *out;
+  size_t cap;
+  if (!GetOutput(env, info[1], &out, &cap, "output")) return env.Undefined();
+  if (cap < HQ_STATE_MAX) {
+    ThrowBadArgument(env, "output buffer too small");
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, static_cast<double>(hq_serialize(ctx, out)));
+}
+
+// deserialize(ctx, state, expectId) → status (0 or a negated hq_status):
+// the TypeScript layer words the error for its caller.
+Napi::Value Deserialize(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx) return env.Undefined();
+  Bytes state;
+  if (!GetBytes(env, info[1], &state, "state")) return env.Undefined();
+  int32_t expect = -1;
+  if (napi_get_value_int32(env, info[2], &expect) != napi_ok) expect = -1;
+  return Napi::Number::New(
+      env, hq_deserialize(ctx, state.data, state.len, expect < 0 ? -1 : expect));
+}
+
+// ctxInfo(ctx, out: Float64Array(3)) → [algorithm id, bytes absorbed,
+// default output length] (bytes as a double: exact up to 2^53).
+Napi::Value CtxInfo(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx) return env.Undefined();
+  Napi::Array r = Napi::Array::New(env, 3);
+  r.Set(0u, hq_ctx_algorithm(ctx));
+  r.Set(1u, static_cast<double>(hq_ctx_bytes(ctx)));
+  r.Set(2u, hq_ctx_outlen(ctx));
+  return r;
+}
+
+Napi::Value CtxBytes(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx) return env.Undefined();
+  return Napi::Number::New(env, static_cast<double>(hq_ctx_bytes(ctx)));
+}
+
+// Absorbs data into a context on the thread pool. The context and the data
+// are referenced until the work completes, so neither is collected while
+// a pool thread reads them.
+class UpdateWorker : public Napi::AsyncWorker {
+ public:
+  UpdateWorker(Napi::Function callback, napi_value ctxObj, hq_ctx *ctx,
+               napi_value dataObj, Bytes data)
+      : Napi::AsyncWorker(callback, "hashq.updateAsync"),
+        ctx_(ctx),
+        data_(data) {
+    ctxRef_ = Napi::Persistent(Napi::Value(Env(), ctxObj).As<Napi::Object>());
+    dataRef_ = Napi::Persistent(Napi::Value(Env(), dataObj).As<Napi::Object>());
+  }
+
+  void Execute() override { hq_update(ctx_, data_.data, data_.len); }
+
+  void OnOK() override {
+    ctxRef_.Reset();
+    dataRef_.Reset();
+    Callback().Call({});
+  }
+
+ private:
+  hq_ctx *ctx_;
+  Bytes data_;
+  Napi::ObjectReference ctxRef_;
+  Napi::ObjectReference dataRef_;
+};
+
+// updateAsync(ctx, data, callback): data must be bytes (the TypeScript
+// layer turns strings into Buffers first).
+Napi::Value UpdateAsync(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  hq_ctx *ctx = GetCtx(env, info[0]);
+  if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
+  Bytes in;
+  if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
+  if (!info[2].IsFunction()) {
+    ThrowBadArgument(env, "callback must be a function");
+    return env.Undefined();
+  }
+  auto *w = new UpdateWorker(info[2].As<Napi::Function>(), info[0], ctx,
+                             info[1], in);
+  w->Queue();
+  return env.Undefined();
+}
+
+Napi::Value CpuCycles(const Napi::CallbackInfo &info) {
+  return Napi::BigInt::New(info.Env(), static_cast<uint64_t>(hq_cpucycles()));
+}
+
+Napi::Value CpuCyclesSource(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(), hq_cpucycles_source());
+}
+
+// Dispatch once per process: the module may be loaded again by worker
+// threads while pool threads of the first instance are hashing.
+std::once_flag dispatchOnce;
+bool forcedPortable = false;
+
+Napi::Object Module(Napi::Env env, Napi::Object exports) {
+  std::call_once(dispatchOnce, [] {
+    const char *impl = std::getenv("HASHQ_NATIVE_IMPL");
+    forcedPortable = impl && std::strcmp(impl, "portable") == 0;
+    hq_dispatch_init(forcedPortable ? 1 : 0);
+  });
+  env.SetInstanceData(new InstanceData());
+  exports.Set("setup", Napi::Function::New(env, Setup));
+  exports.Set("algorithms", Napi::Function::New(env, Algorithms));
+  exports.Set("init", Napi::Function::New(env, Init));
+  exports.Set("update", Napi::Function::New(env, Update));
+  exports.Set("copyUpdate", Napi::Function::New(env, CopyUpdate));
+  exports.Set("final", Napi::Function::New(env, Final));
+  exports.Set("hash", Napi::Function::New(env, Hash));
+  exports.Set("serialize", Napi::Function::New(env, Serialize));
+  exports.Set("deserialize", Napi::Function::New(env, Deserialize));
+  exports.Set("ctxInfo", Napi::Function::New(env, CtxInfo));
+  exports.Set("ctxBytes", Napi::Function::New(env, CtxBytes));
+  exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
+  exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
+  exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
+  exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));
+  exports.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
+  exports.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
+  exports.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));
+  exports.Set("statusBusy", Napi::Number::New(env, kStatusBusy));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(hashq, Module)

@@ -1,0 +1,31 @@
+// ESM entry: re-exports the CommonJS build (one module instance for both).
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const native = require('./dist/index.js');
+
+export const {
+  HashqError,
+  UnknownAlgorithmError,
+  InvalidStateError,
+  StateAlgorithmMismatchError,
+  UnsupportedStateVersionError,
+  BusyError,
+  BadArgumentError,
+  ASYNC_MIN_BYTES,
+  Hasher,
+  algorithms,
+  findAlgorithm,
+  implementation,
+  cpucycles,
+  cpucyclesSource,
+  createHasher,
+  hash,
+  hashAsync,
+  HashType,
+  Hash,
+  MutableHash,
+  HashStream,
+  hashTypeAlgorithm,
+} = native;
+export default native;

@@ -1,0 +1,51 @@
+/**
+ * Loads the compiled addon (a prebuild from prebuilds/ or build/Release via
+ * node-gyp-build) and describes its functions. Internal to the package.
+ */
+import * as path from 'node:path';
+
+import { fromStatus } from './errors';
+
+/** Bytes the addon reads: Buffers, any TypedArray, DataView. */
+export type Bytes = ArrayBufferView;
+
+export interface NativeAlgorithmInfo {
+  name: string;
+  id: number;
+  digestLength: number;
+  blockSize: number;
+  xof: boolean;
+  customizable: boolean;
+  standard: string;
+  implementation: string;
+}
+
+export interface NativeAddon {
+  setup(errorFactory: (status: number, message: string) => Error): void;
+  algorithms(): NativeAlgorithmInfo[];
+  init(ctx: Uint8Array, id: number, custom: Bytes | undefined, outlen: number): void;
+  update(ctx: Uint8Array, data: Bytes | string): void;
+  copyUpdate(dst: Uint8Array, src: Uint8Array, data: Bytes): void;
+  final(ctx: Uint8Array, out: Uint8Array, outlen: number): number;
+  hash(id: number, data: Bytes | string, out: Uint8Array, outlen: number, custom?: Bytes): number;
+  serialize(ctx: Uint8Array, out: Uint8Array): number;
+  deserialize(ctx: Uint8Array, state: Bytes, expectId: number): number;
+  ctxInfo(ctx: Uint8Array): [id: number, bytes: number, outlen: number];
+  ctxBytes(ctx: Uint8Array): number;
+  updateAsync(ctx: Uint8Array, data: Bytes, done: () => void): void;
+  cpucycles(): bigint;
+  cpucyclesSource(): string;
+  forcedPortable: boolean;
+  ctxSize: number;
+  stateMax: number;
+  customMax: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const load = require('node-gyp-build') as (dir: string) => unknown;
+
+/** The package root: lib/ (ts-jest) and dist/ (compiled) both sit below it. */
+export const packageRoot = path.join(__dirname, '..');
+
+export const native = load(packageRoot) as NativeAddon;
+native.setup(fromStatus);

@@ -1,0 +1,340 @@
+/**
+ * The typed API: algorithm metadata, the mutable Hasher, one-shot hashes.
+ *
+ * A context is HQ_CTX_SIZE bytes of plain data in a JavaScript-owned
+ * Uint8Array, so copying a hasher is a byte copy and no native object has
+ * to be tracked or finalised.
+ */
+import { Bytes, native } from './addon';
+import {
+  BadArgumentError,
+  BusyError,
+  UnknownAlgorithmError,
+  fromStatus,
+  stateErrorMessage,
+} from './errors';
+
+export type AlgorithmName =
+  | 'sha1'
+  | 'sha224'
+  | 'sha256'
+  | 'sha384'
+  | 'sha512'
+  | 'sha3-256'
+  | 'sha3-512'
+  | 'shake128'
+  | 'shake256'
+  | 'ascon-hash256'
+  | 'ascon-xof128'
+  | 'ascon-cxof128'
+  | 'asconhashv12'
+  | 'asconhashav12'
+  | 'asconxofv12'
+  | 'asconxofav12'
+  | 'md5'
+  | 'crc32'
+  | 'crc32c'
+  | 'crc64nvme'
+  | 'xoodyak'
+  | 'esch256'
+  | 'esch384'
+  | 'romulush'
+  | 'photonbeetlehash256';
+
+export interface AlgorithmInfo {
+  /** e.g. "sha256", "sha3-256", "ascon-cxof128" */
+  readonly name: AlgorithmName;
+  /** stable id, written into serialized states */
+  readonly id: number;
+  /** digest length in bytes (the default output length of an XOF) */
+  readonly digestLength: number;
+  /** block size or sponge rate in bytes */
+  readonly blockSize: number;
+  readonly xof: boolean;
+  /** accepts a customization string (CXOF) */
+  readonly customizable: boolean;
+  /** e.g. "FIPS 180-4" */
+  readonly standard: string;
+  /** the code path dispatched at load time, e.g. "sha-ni", "portable" */
+  readonly implementation: string;
+}
+
+/** Bytes to hash: a Buffer, any TypedArray or DataView, or a string (UTF-8). */
+export type Input = Buffer | ArrayBufferView | string;
+
+export interface HasherOptions {
+  /** customization string (ascon-cxof128), at most 256 bytes */
+  customization?: Input;
+  /** default output length of an XOF, in bytes */
+  outputLength?: number;
+}
+
+export interface HashOptions extends HasherOptions {
+  /** output length in bytes (XOFs; fixed-length algorithms accept only their own) */
+  length?: number;
+}
+
+/** Largest XOF output of one digest call (core.c, HQ_XOF_OUT_MAX). */
+const MAX_OUTPUT = 1 << 30;
+
+/**
+ * Inputs of at least this many bytes go to libuv's thread pool; smaller ones
+ * are hashed at once, because a pool round trip (≈ 25–35 µs here) costs
+ * more than hashing them. Measured on this machine: see README.md.
+ */
+export const ASYNC_MIN_BYTES = 64 * 1024;
+
+const infos: readonly AlgorithmInfo[] = Object.freeze(
+  native.algorithms().map((a) => Object.freeze(a as AlgorithmInfo)),
+);
+const byName = new Map<string, AlgorithmInfo>(infos.map((a) => [a.name, a]));
+const byId = new Map<number, AlgorithmInfo>(infos.map((a) => [a.id, a]));
+
+/** Metadata of every algorithm linked into the addon, in id order. */
+export function algorithms(): AlgorithmInfo[] {
+  return infos.slice();
+}
+
+/** The info of `name`, or undefined when the addon does not have it. */
+export function findAlgorithm(name: string): AlgorithmInfo | undefined {
+  return typeof name === 'string' ? byName.get(name) ?? byName.get(name.toLowerCase()) : undefined;
+}
+
+function lookup(name: string): AlgorithmInfo {
+  const info = findAlgorithm(name);
+  if (!info) throw new UnknownAlgorithmError(`unknown algorithm: ${String(name)}`);
+  return info;
+}
+
+/** The code path dispatched for `name` (e.g. "sha-ni", "portable"). */
+export function implementation(name: string): string {
+  return lookup(name).implementation;
+}
+
+/** The CPU's cycle counter (rdtsc, cntvct_el0, rdtime or a monotonic clock). */
+export function cpucycles(): bigint {
+  return native.cpucycles();
+}
+
+/** Which counter cpucycles() reads, e.g. "rdtsc". */
+export function cpucyclesSource(): string {
+  return native.cpucyclesSource();
+}
+
+/** Contexts are carved from shared slabs: one ArrayBuffer per context would
+ * cost an allocation each (Buffer's own pool does the same). HQ_CTX_SIZE is
+ * a multiple of 8 and ArrayBuffers are 8-aligned, so every context is. */
+const SLAB_CONTEXTS = 16;
+let slab = new ArrayBuffer(0);
+let slabUsed = 0;
+
+function newContext(): Uint8Array {
+  const size = native.ctxSize;
+  if (slabUsed + size > slab.byteLength) {
+    slab = new ArrayBuffer(size * SLAB_CONTEXTS);
+    slabUsed = 0;
+  }
+  const ctx = new Uint8Array(slab, slabUsed, size);
+  slabUsed += size;
+  return ctx;
+}
+
+function toBytes(data: Input, what = 'data'): Bytes {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8');
+  if (ArrayBuffer.isView(data)) return data;
+  throw new BadArgumentError(`${what} must be a Buffer, TypedArray, DataView or string`);
+}
+
+function outputLength(info: AlgorithmInfo, length: number | undefined, fallback: number): number {
+  if (length === undefined) return fallback;
+  if (!Number.isInteger(length) || length < 1 || length > MAX_OUTPUT) {
+    throw new BadArgumentError(`output length must be an integer in 1..${MAX_OUTPUT}`);
+  }
+  if (!info.xof && length !== info.digestLength) {
+    throw new BadArgumentError(`${info.name} has a fixed output length of ${info.digestLength} bytes`);
+  }
+  return length;
+}
+
+function customization(info: AlgorithmInfo, custom: Input | undefined): Bytes | undefined {
+  if (custom === undefined) return undefined;
+  if (!info.customizable) throw new BadArgumentError(`${info.name} takes no customization string`);
+  return toBytes(custom, 'customization');
+}
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const CONSTRUCT = Symbol('Hasher.construct');
+
+/** Module-private access to a Hasher's context (for the compat layer). */
+export let hasherContext: (h: Hasher) => Uint8Array;
+/** Wraps a context (already initialised or loaded) in a Hasher. */
+export let wrapContext: (ctx: Uint8Array, info: AlgorithmInfo, outLen: number) => Hasher;
+
+/**
+ * A mutable, resumable hash computation. Create one with createHasher() or
+ * Hasher.restore(); `serialize()` writes the portable state (STATE_FORMAT.md).
+ */
+export class Hasher {
+  #ctx: Uint8Array;
+  #info: AlgorithmInfo;
+  #outLen: number;
+  #busy = false;
+
+  static {
+    hasherContext = (h) => h.#ctx;
+    wrapContext = (ctx, info, outLen) => new Hasher(CONSTRUCT, ctx, info, outLen);
+  }
+
+  /** @internal use createHasher() or Hasher.restore() */
+  constructor(token: symbol, ctx: Uint8Array, info: AlgorithmInfo, outLen: number) {
+    if (token !== CONSTRUCT) {
+      throw new TypeError('use createHasher() or Hasher.restore() to make a Hasher');
+    }
+    this.#ctx = ctx;
+    this.#info = info;
+    this.#outLen = outLen;
+  }
+
+  /**
+   * Loads a state written by serialize() (or by resumable-hash 0.2.5).
+   * With `algorithm`, a state of another algorithm is refused
+   * (StateAlgorithmMismatchError).
+   */
+  static restore(state: Uint8Array, algorithm?: string): Hasher {
+    if (!ArrayBuffer.isView(state)) throw new BadArgumentError('state must be a Buffer or Uint8Array');
+    const expect = algorithm === undefined ? -1 : lookup(algorithm).id;
+    const ctx = newContext();
+    const rc = native.deserialize(ctx, state, expect);
+    if (rc < 0) throw fromStatus(-rc, stateErrorMessage(-rc));
+    const [id, , outLen] = native.ctxInfo(ctx);
+    const info = byId.get(id);
+    if (!info) throw fromStatus(2, stateErrorMessage(2));
+    return new Hasher(CONSTRUCT, ctx, info, outLen);
+  }
+
+  get algorithm(): AlgorithmName {
+    return this.#info.name;
+  }
+
+  /** Metadata of this hasher's algorithm. */
+  get info(): AlgorithmInfo {
+    return this.#info;
+  }
+
+  /** Default output length of digest(), bytes. */
+  get outputLength(): number {
+    return this.#outLen;
+  }
+
+  /** Message bytes absorbed so far. */
+  get bytesHashed(): number {
+    this.#idle();
+    return native.ctxBytes(this.#ctx);
+  }
+
+  /** True while an updateAsync() is running on the thread pool. */
+  get busy(): boolean {
+    return this.#busy;
+  }
+
+  update(data: Input): this {
+    this.#idle();
+    native.update(this.#ctx, data);
+    return this;
+  }
+
+  /**
+   * Absorbs data on libuv's thread pool (inputs under ASYNC_MIN_BYTES at
+   * once). The hasher refuses other calls (BusyError) until it settles.
+   * Do not modify or transfer `data` before the promise settles.
+   */
+  updateAsync(data: Input): Promise<void> {
+    if (this.#busy) return Promise.reject(new BusyError());
+    let bytes: Bytes;
+    try {
+      bytes = toBytes(data);
+      if (bytes.byteLength < ASYNC_MIN_BYTES) {
+        native.update(this.#ctx, bytes);
+        return RESOLVED;
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Promise<void>((resolve) => {
+      native.updateAsync(this.#ctx, bytes, () => {
+        this.#busy = false;
+        resolve();
+      });
+      this.#busy = true;
+    });
+  }
+
+  /** The digest (or `length` bytes of XOF output); the hasher is unchanged
+   * and may be updated further. */
+  digest(options?: { length?: number }): Buffer {
+    this.#idle();
+    const len = outputLength(this.#info, options?.length, this.#outLen);
+    const out = Buffer.allocUnsafe(len);
+    native.final(this.#ctx, out, len);
+    return out;
+  }
+
+  /** The portable serialized state (contains a plaintext tail of the input). */
+  serialize(): Buffer {
+    this.#idle();
+    const out = Buffer.allocUnsafe(native.stateMax);
+    return out.subarray(0, native.serialize(this.#ctx, out));
+  }
+
+  copy(): Hasher {
+    this.#idle();
+    const ctx = newContext();
+    ctx.set(this.#ctx);
+    return new Hasher(CONSTRUCT, ctx, this.#info, this.#outLen);
+  }
+
+  #idle(): void {
+    if (this.#busy) throw new BusyError();
+  }
+}
+
+/** A fresh Hasher. `options.customization` for ascon-cxof128,
+ * `options.outputLength` for the default XOF output length. */
+export function createHasher(name: AlgorithmName | string, options?: HasherOptions): Hasher {
+  const info = lookup(name);
+  const outLen = outputLength(info, options?.outputLength, info.digestLength);
+  const custom = customization(info, options?.customization);
+  const ctx = newContext();
+  native.init(ctx, info.id, custom, outLen);
+  return wrapContext(ctx, info, outLen);
+}
+
+/** Hashes `data` in one call. */
+export function hash(name: AlgorithmName | string, data: Input, options?: HashOptions): Buffer {
+  const info = lookup(name);
+  if (options === undefined) {
+    const out = Buffer.allocUnsafe(info.digestLength);
+    native.hash(info.id, data, out, 0);
+    return out;
+  }
+  const len = outputLength(info, options.length ?? options.outputLength, info.digestLength);
+  const custom = customization(info, options.customization);
+  const out = Buffer.allocUnsafe(len);
+  native.hash(info.id, data, out, len, custom);
+  return out;
+}
+
+/** hash() on the thread pool for large inputs (at once for small ones). */
+export async function hashAsync(
+  name: AlgorithmName | string,
+  data: Input,
+  options?: HashOptions,
+): Promise<Buffer> {
+  const bytes = toBytes(data);
+  if (bytes.byteLength < ASYNC_MIN_BYTES) return hash(name, bytes, options);
+  const h = createHasher(name, options);
+  await h.updateAsync(bytes);
+  return h.digest({ length: options?.length });
+}
+
+export { newContext };

@@ -1,0 +1,30 @@
+/**
+ * @hashq/native: resumable hash functions with a portable serialized state.
+ */
+export {
+  HashqError,
+  UnknownAlgorithmError,
+  InvalidStateError,
+  StateAlgorithmMismatchError,
+  UnsupportedStateVersionError,
+  BusyError,
+  BadArgumentError,
+} from './errors';
+export {
+  AlgorithmName,
+  AlgorithmInfo,
+  Input,
+  HasherOptions,
+  HashOptions,
+  ASYNC_MIN_BYTES,
+  Hasher,
+  algorithms,
+  findAlgorithm,
+  implementation,
+  cpucycles,
+  cpucyclesSource,
+  createHasher,
+  hash,
+  hashAsync,
+} from './hasher';
+export { HashType, Hash, MutableHash, HashStream, hashTypeAlgorithm } from './compat';
