@@ -1,0 +1,189 @@
+/*
+ * Ascon hashing, both generations (../../shared/kat/README.md §3 lists
+ * the differences):
+ *   NIST SP 800-232: Ascon-Hash256, Ascon-XOF128, Ascon-CXOF128 — bytes
+ *     loaded little-endian, padding byte 0x01, p12 everywhere;
+ *   Ascon v1.2 (NIST LWC final round; eBASH names asconhashv12,
+ *     asconhashav12, asconxofv12, asconxofav12) — bytes loaded big-endian,
+ *     padding byte 0x80, the "a" variants use p8 between blocks.
+ * ctx->s.w64[0..4] hold x0..x4 as plain 64-bit integers. The rate is one
+ * 8-byte word; every message is padded (not lazy): the core hands us whole
+ * blocks and the buffered tail (< 8 bytes) at the end.
+ */
+#define ASCON_TARGET static
+#define ASCON_NAME(f) hq_ascon_##f##_portable
+#include "ascon_perm.h"
+
+#if defined(HQ_X86_64)
+void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+#endif
+
+static void ascon_p(uint64_t *s, int rounds) {
+  uint64_t x0 = s[0], x1 = s[1], x2 = s[2], x3 = s[3], x4 = s[4];
+  if (rounds == 12) ASCON_P(12);
+  else ASCON_P(8);
+  s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
+}
+
+static void ascon_start(hq_ctx *c, uint64_t iv) {
+  uint64_t *s = c->s.w64;
+  s[0] = iv;
+  s[1] = s[2] = s[3] = s[4] = 0;
+  ascon_p(s, 12);
+}
+
+/* The last, partial block of len < 8 bytes with its padding, as the word
+ * XORed into x0. */
+static uint64_t pad_le(const uint8_t *p, size_t len) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < len; i++) w |= (uint64_t)p[i] << (8 * i);
+  return w ^ (uint64_t)0x01 << (8 * len);
+}
+static uint64_t pad_be(const uint8_t *p, size_t len) {
+  uint64_t w = 0;
+  for (size_t i = 0; i < len; i++) w |= (uint64_t)p[i] << (56 - 8 * i);
+  return w ^ (uint64_t)0x80 << (56 - 8 * len);
+}
+
+/* Squeeze: 8 bytes of x0 per block, p^rounds between blocks. */
+static void squeeze(uint64_t *s, uint8_t *out, size_t len, int big_endian,
+                    int rounds) {
+  for (;;) {
+    uint8_t w[8];
+    if (big_endian) hq_store64_be(w, s[0]);
+    else hq_store64_le(w, s[0]);
+    size_t take = len < 8 ? len : 8;
+    memcpy(out, w, take);
+    out += take;
+    len -= take;
+    if (!len) return;
+    ascon_p(s, rounds);
+  }
+}
+
+/* SP 800-232 §5: initial values (Tables 11, 12, 13 of the standard). */
+#define IV_HASH256 0x0000080100cc0002ull
+#define IV_XOF128 0x0000080000cc0003ull
+#define IV_CXOF128 0x0000080000cc0004ull
+
+static void hash256_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_HASH256);
+}
+static void xof128_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_XOF128);
+}
+/* SP 800-232 §5.3: the customization string Z goes in first: its length
+ * in bits as one block, then Z itself, padded like a message (an empty Z
+ * still gives one padding block). */
+static void cxof128_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  uint64_t *s = c->s.w64;
+  ascon_start(c, IV_CXOF128);
+  s[0] ^= (uint64_t)zlen * 8;
+  ascon_p(s, 12);
+  for (; zlen >= 8; z += 8, zlen -= 8) {
+    s[0] ^= hq_load64_le(z);
+    ascon_p(s, 12);
+  }
+  s[0] ^= pad_le(z, zlen);
+  ascon_p(s, 12);
+}
+
+static void sp800_final(hq_ctx *c, uint8_t *out, size_t len) {
+  c->s.w64[0] ^= pad_le(c->buf, c->buffered);
+  ascon_p(c->s.w64, 12);
+  squeeze(c->s.w64, out, len, 0, 12);
+}
+
+/* Ascon v1.2: x0 = rate·8 << 48 | a << 40 | (a − b) << 32 | hash bits
+ * (rate 8 bytes, a = 12 rounds, b = 12 or 8; 256 bits for the hashes, 0
+ * for the XOFs, whose output length is not bound in). */
+#define IV_HASHV12 0x00400c0000000100ull
+#define IV_HASHAV12 0x00400c0400000100ull
+#define IV_XOFV12 0x00400c0000000000ull
+#define IV_XOFAV12 0x00400c0400000000ull
+
+static void hashv12_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_HASHV12);
+}
+static void hashav12_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_HASHAV12);
+}
+static void xofv12_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_XOFV12);
+}
+static void xofav12_init(hq_ctx *c, const uint8_t *z, size_t zlen) {
+  (void)z, (void)zlen;
+  ascon_start(c, IV_XOFAV12);
+}
+
+/* The padded last block always gets p12, even in the "a" variants. */
+static void v12_final(hq_ctx *c, uint8_t *out, size_t len, int rounds) {
+  c->s.w64[0] ^= pad_be(c->buf, c->buffered);
+  ascon_p(c->s.w64, 12);
+  squeeze(c->s.w64, out, len, 1, rounds);
+}
+static void v12_final_p12(hq_ctx *c, uint8_t *out, size_t len) {
+  v12_final(c, out, len, 12);
+}
+static void v12_final_p8(hq_ctx *c, uint8_t *out, size_t len) {
+  v12_final(c, out, len, 8);
+}
+
+/* Pick the BMI1/BMI2 build of the block loop where the CPU has both. */
+#if defined(HQ_X86_64)
+#define ASCON_SELECT(mode)                                                \
+  static void select_##mode(hq_algo *self, uint32_t cpu) {                \
+    const uint32_t bmi = HQ_CPU_X86_BMI1 | HQ_CPU_X86_BMI2;               \
+    int fast = (cpu & bmi) == bmi;                                        \
+    self->blocks = fast ? hq_ascon_blocks_##mode##_bmi                    \
+                        : hq_ascon_blocks_##mode##_portable;              \
+    self->impl = fast ? "bmi2" : "portable";                              \
+  }
+#else
+#define ASCON_SELECT(mode)                                                \
+  static void select_##mode(hq_algo *self, uint32_t cpu) {                \
+    (void)cpu;                                                            \
+    self->blocks = hq_ascon_blocks_##mode##_portable;                     \
+    self->impl = "portable";                                              \
+  }
+#endif
+ASCON_SELECT(le12)
+ASCON_SELECT(be12)
+ASCON_SELECT(be8)
+
+#define SP800 "NIST SP 800-232"
+#define V12 "Ascon v1.2 (NIST LWC final round)"
+
+#define ASCON_ALGO(var, id, name, xof, custom, std, init_fn, final_fn, mode) \
+  hq_algo hq_algo_##var = {                                                 \
+      .info = {id, name, 32, 8, xof, custom, std},                          \
+      .word_size = 8,                                                       \
+      .state_words = 5,                                                     \
+      .init = init_fn,                                                      \
+      .blocks = hq_ascon_blocks_##mode##_portable,                          \
+      .final = final_fn,                                                    \
+      .select = select_##mode,                                              \
+      .impl = "portable",                                                   \
+  };
+
+ASCON_ALGO(ascon_hash256, HQ_ASCON_HASH256, "ascon-hash256", 0, 0, SP800,
+           hash256_init, sp800_final, le12)
+ASCON_ALGO(ascon_xof128, HQ_ASCON_XOF128, "ascon-xof128", 1, 0, SP800,
+           xof128_init, sp800_final, le12)
+ASCON_ALGO(ascon_cxof128, HQ_ASCON_CXOF128, "ascon-cxof128", 1, 1, SP800,
+           cxof128_init, sp800_final, le12)
+ASCON_ALGO(asconhashv12, HQ_ASCONHASHV12, "asconhashv12", 0, 0, V12,
+           hashv12_init, v12_final_p12, be12)
+ASCON_ALGO(asconhashav12, HQ_ASCONHASHAV12, "asconhashav12", 0, 0, V12,
+           hashav12_init, v12_final_p8, be8)
+ASCON_ALGO(asconxofv12, HQ_ASCONXOFV12, "asconxofv12", 1, 0, V12,
+           xofv12_init, v12_final_p12, be12)
+ASCON_ALGO(asconxofav12, HQ_ASCONXOFAV12, "asconxofav12", 1, 0, V12,
+           xofav12_init, v12_final_p8, be8)

@@ -1,0 +1,97 @@
+/*
+ * The Ascon permutation (NIST SP 800-232 §3; unchanged from Ascon v1.2) on
+ * five 64-bit words in their natural, non-interleaved form, and the block
+ * loops built on it. Included by ascon.c (portable build) and by
+ * ascon_bmi.c (built for BMI1/BMI2, where the compiler turns NOT-AND into
+ * andn and rotations into rorx): the includer defines ASCON_TARGET (storage
+ * class and function attributes) and ASCON_NAME(f) (the per-build name).
+ */
+#ifndef HASHQ_ASCON_PERM_H
+#define HASHQ_ASCON_PERM_H
+
+#include "internal.h"
+
+/* One round on the locals x0..x4: constant addition, the bitsliced 5-bit
+ * S-box (SP 800-232 §3.3, Figure 3) and the linear layer (§3.4). */
+#define ASCON_ROUND(c)                                                   \
+  do {                                                                   \
+    uint64_t t0, t1, t2, t3, t4;                                         \
+    x2 ^= (c);                                                           \
+    x0 ^= x4;                                                            \
+    x4 ^= x3;                                                            \
+    x2 ^= x1;                                                            \
+    t0 = ~x0 & x1;                                                       \
+    t1 = ~x1 & x2;                                                       \
+    t2 = ~x2 & x3;                                                       \
+    t3 = ~x3 & x4;                                                       \
+    t4 = ~x4 & x0;                                                       \
+    x0 ^= t1;                                                            \
+    x1 ^= t2;                                                            \
+    x2 ^= t3;                                                            \
+    x3 ^= t4;                                                            \
+    x4 ^= t0;                                                            \
+    x1 ^= x0;                                                            \
+    x0 ^= x4;                                                            \
+    x3 ^= x2;                                                            \
+    x2 = ~x2;                                                            \
+    x0 ^= hq_rotr64(x0, 19) ^ hq_rotr64(x0, 28);                         \
+    x1 ^= hq_rotr64(x1, 61) ^ hq_rotr64(x1, 39);                         \
+    x2 ^= hq_rotr64(x2, 1) ^ hq_rotr64(x2, 6);                           \
+    x3 ^= hq_rotr64(x3, 10) ^ hq_rotr64(x3, 17);                         \
+    x4 ^= hq_rotr64(x4, 7) ^ hq_rotr64(x4, 41);                          \
+  } while (0)
+
+/* Round constants of round i of p12 are 0xf0 - 0x0f·i, i.e. 0xf0, 0xe1,
+ * …, 0x4b; p8 runs the last eight (SP 800-232 Table 5). */
+#define ASCON_P(rounds)                                                  \
+  do {                                                                   \
+    if ((rounds) == 12) {                                                \
+      ASCON_ROUND(0xf0);                                                 \
+      ASCON_ROUND(0xe1);                                                 \
+      ASCON_ROUND(0xd2);                                                 \
+      ASCON_ROUND(0xc3);                                                 \
+    }                                                                    \
+    ASCON_ROUND(0xb4);                                                   \
+    ASCON_ROUND(0xa5);                                                   \
+    ASCON_ROUND(0x96);                                                   \
+    ASCON_ROUND(0x87);                                                   \
+    ASCON_ROUND(0x78);                                                   \
+    ASCON_ROUND(0x69);                                                   \
+    ASCON_ROUND(0x5a);                                                   \
+    ASCON_ROUND(0x4b);                                                   \
+  } while (0)
+
+/*
+ * Absorb n 8-byte blocks into x0, each followed by p^rounds. The state
+ * stays in registers for the whole run. big_endian selects the Ascon v1.2
+ * byte order (SP 800-232 switched to little-endian).
+ */
+static inline __attribute__((always_inline)) void
+ascon_absorb(uint64_t *s, const uint8_t *in, size_t n, int big_endian,
+             int rounds) {
+  uint64_t x0 = s[0], x1 = s[1], x2 = s[2], x3 = s[3], x4 = s[4];
+  while (n--) {
+    x0 ^= big_endian ? hq_load64_be(in) : hq_load64_le(in);
+    in += 8;
+    ASCON_P(rounds);
+  }
+  s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
+}
+
+#endif /* HASHQ_ASCON_PERM_H */
+
+/* The block functions of one build (hq_algo.blocks). */
+#if defined(ASCON_NAME)
+ASCON_TARGET void ASCON_NAME(blocks_le12)(hq_ctx *c, const uint8_t *in,
+                                           size_t n) {
+  ascon_absorb(c->s.w64, in, n, 0, 12);
+}
+ASCON_TARGET void ASCON_NAME(blocks_be12)(hq_ctx *c, const uint8_t *in,
+                                           size_t n) {
+  ascon_absorb(c->s.w64, in, n, 1, 12);
+}
+ASCON_TARGET void ASCON_NAME(blocks_be8)(hq_ctx *c, const uint8_t *in,
+                                          size_t n) {
+  ascon_absorb(c->s.w64, in, n, 1, 8);
+}
+#endif
