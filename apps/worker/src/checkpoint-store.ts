@@ -1,0 +1,254 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { SourceSpec, SourceVersion } from '@hashq/sources';
+import type { DigestValue, HashOptions } from './job-hashers.js';
+
+/** A job row as the worker sees it right after taking the lease. */
+export interface LeasedJob {
+  id: string;
+  fence: number;
+  source: SourceSpec;
+  algorithms: string[];
+  options: HashOptions & { expected?: Record<string, string> };
+  checkpointOffset: number;
+  sourceVersion: SourceVersion | null;
+  bytesRead: number;
+  attempts: number;
+}
+
+export interface Checkpoint {
+  offset: number;
+  bytesRead: number;
+  sourceVersion: SourceVersion;
+  /** Serialized hash states per algorithm (sensitive: plaintext tail). */
+  states: ReadonlyMap<string, Buffer>;
+}
+
+export interface FinalResult {
+  status: 'succeeded' | 'failed';
+  digests: Record<string, DigestValue>;
+  totalBytes: number;
+  bytesRead: number;
+  error?: JobError;
+}
+
+export interface JobError {
+  code: string;
+  message: string;
+  details?: unknown;
+}
+
+/**
+ * The job's fence moved on (another worker owns it now) or the job left
+ * 'running' behind this worker's back: it must stop and write nothing.
+ */
+export class LeaseLostError extends Error {
+  readonly code = 'LEASE_LOST';
+  constructor(
+    readonly jobId: string,
+    readonly fence: number,
+  ) {
+    super(`lease of job ${jobId} lost (fence ${fence} is stale)`);
+  }
+}
+
+interface JobRow {
+  id: string;
+  fence: string;
+  source: SourceSpec;
+  algorithms: string[];
+  options: LeasedJob['options'] | null;
+  checkpoint_offset: string;
+  source_version: SourceVersion | null;
+  bytes_read: string;
+  attempts: number;
+}
+
+/**
+ * Every write the worker makes to PostgreSQL. Each one is guarded by the
+ * fence taken with the lease (`WHERE id = $1 AND fence = $2`): when it matches
+ * no row, the lease was lost and LeaseLostError is thrown before anything else
+ * is written.
+ */
+export class CheckpointStore {
+  private readonly jobs: string;
+  private readonly states: string;
+
+  constructor(
+    private readonly db: DataSource,
+    schema: string,
+    private readonly leaseSeconds: number,
+  ) {
+    const quoted = `"${schema.replace(/"/g, '""')}"`;
+    this.jobs = `${quoted}.jobs`;
+    this.states = `${quoted}.job_states`;
+  }
+
+  /** Takes the job (fence + 1); null when it is no longer queued or running. */
+  async lease(jobId: string, owner: string): Promise<LeasedJob | null> {
+    const rows: JobRow[] = await this.db.query(
+      `UPDATE ${this.jobs}
+          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
+              lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
+              started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1 AND status IN ('queued', 'running')
+        RETURNING id, fence, source, algorithms, options, checkpoint_offset, source_version, bytes_read, attempts`,
+      [jobId, owner, this.leaseSeconds],
+    );
+    const row = firstRow(rows);
+    if (!row) return null;
+    return {
+      id: row.id,
+      fence: Number(row.fence),
+      source: row.source,
+      algorithms: row.algorithms,
+      options: row.options ?? {},
+      checkpointOffset: Number(row.checkpoint_offset),
+      sourceVersion: row.source_version,
+      bytesRead: Number(row.bytes_read),
+      attempts: row.attempts,
+    };
+  }
+
+  async loadStates(jobId: string): Promise<Map<string, Buffer>> {
+    const rows: { algorithm: string; state: Buffer }[] = await this.db.query(
+      `SELECT algorithm, state FROM ${this.states} WHERE job_id = $1`,
+      [jobId],
+    );
+    return new Map(rows.map((row) => [row.algorithm, row.state]));
+  }
+
+  /** Records what is being read; counts a resume when continuing from a checkpoint. */
+  async start(
+    job: LeasedJob,
+    opened: { totalBytes: number | null; sourceVersion: SourceVersion },
+  ): Promise<{ cancelRequested: boolean }> {
+    const resumed = job.checkpointOffset > 0;
+    return this.fenced(
+      this.db.manager,
+      job,
+      `total_bytes = $3, source_version = $4, bytes_done = checkpoint_offset,
+       resumes = resumes + $5, error_code = NULL, error_message = NULL, error_details = NULL`,
+      [opened.totalBytes, JSON.stringify(opened.sourceVersion), resumed ? 1 : 0],
+    );
+  }
+
+  /** Progress and lease renewal between checkpoints; also reports a cancel request. */
+  heartbeat(job: LeasedJob, progress: { bytesDone: number; bytesRead: number }): Promise<{ cancelRequested: boolean }> {
+    return this.fenced(
+      this.db.manager,
+      job,
+      `bytes_done = $3, bytes_read = $4, lease_expires_at = now() + make_interval(secs => $5)`,
+      [progress.bytesDone, progress.bytesRead, this.leaseSeconds],
+    );
+  }
+
+  /**
+   * Writes offset + states in ONE transaction. With `release`, the job also goes
+   * back to 'queued' (graceful shutdown: the next worker continues from here).
+   */
+  save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
+    return this.db.transaction(async (tx) => {
+      const result = await this.fenced(
+        tx,
+        job,
+        `checkpoint_offset = $3, bytes_done = $3, bytes_read = $4, source_version = $5,
+         checkpointed_at = now(),
+         ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
+        release
+          ? [checkpoint.offset, checkpoint.bytesRead, JSON.stringify(checkpoint.sourceVersion)]
+          : [checkpoint.offset, checkpoint.bytesRead, JSON.stringify(checkpoint.sourceVersion), this.leaseSeconds],
+      );
+      const algorithms = [...checkpoint.states.keys()];
+      await tx.query(
+        `INSERT INTO ${this.states} (job_id, algorithm, state)
+         SELECT $1, a.algorithm, a.state FROM unnest($2::text[], $3::bytea[]) AS a(algorithm, state)
+         ON CONFLICT (job_id, algorithm) DO UPDATE SET state = EXCLUDED.state`,
+        [job.id, algorithms, algorithms.map((name) => checkpoint.states.get(name))],
+      );
+      return result;
+    });
+  }
+
+  /** Final digests and status in one transaction; the states are no longer needed. */
+  finish(job: LeasedJob, result: FinalResult): Promise<void> {
+    return this.db.transaction(async (tx) => {
+      await this.fenced(
+        tx,
+        job,
+        `status = $3, digests = $4, total_bytes = $5, bytes_done = $5, checkpoint_offset = $5, bytes_read = $6,
+         error_code = $7, error_message = $8, error_details = $9,
+         finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
+        [
+          result.status,
+          JSON.stringify(result.digests),
+          result.totalBytes,
+          result.bytesRead,
+          result.error?.code ?? null,
+          result.error?.message ?? null,
+          result.error?.details === undefined ? null : JSON.stringify(result.error.details),
+        ],
+      );
+      await tx.query(`DELETE FROM ${this.states} WHERE job_id = $1`, [job.id]);
+    });
+  }
+
+  /** Permanent failure: the job ends 'failed' with its code. */
+  async fail(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
+    await this.fenced(
+      this.db.manager,
+      job,
+      `status = 'failed', error_code = $3, error_message = $4, error_details = $5, bytes_read = greatest(bytes_read, $6),
+       finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
+      [error.code, error.message, error.details === undefined ? null : JSON.stringify(error.details), bytesRead],
+    );
+  }
+
+  /** Cancel honoured: the job ends 'canceled' and keeps its last checkpoint. */
+  async cancel(job: LeasedJob, bytesRead: number): Promise<void> {
+    await this.fenced(
+      this.db.manager,
+      job,
+      `status = 'canceled', bytes_done = checkpoint_offset, bytes_read = greatest(bytes_read, $3),
+       finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
+      [bytesRead],
+    );
+  }
+
+  /** Gives the job back (transient error before a retry): 'queued', the last checkpoint kept. */
+  async release(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
+    await this.fenced(
+      this.db.manager,
+      job,
+      `status = 'queued', error_code = $3, error_message = $4, bytes_done = checkpoint_offset,
+       bytes_read = greatest(bytes_read, $5), lease_owner = NULL, lease_expires_at = NULL`,
+      [error.code, error.message, bytesRead],
+    );
+  }
+
+  /** One guarded UPDATE; $1 = id, $2 = fence, the rest are the caller's. A job
+   *  that is no longer 'running' (e.g. canceled directly) counts as lost too. */
+  private async fenced(
+    runner: EntityManager,
+    job: LeasedJob,
+    assignments: string,
+    params: unknown[],
+  ): Promise<{ cancelRequested: boolean }> {
+    const rows: { cancel_requested: boolean }[] = await runner.query(
+      `UPDATE ${this.jobs} SET ${assignments}, updated_at = now()
+        WHERE id = $1 AND fence = $2 AND status = 'running'
+        RETURNING cancel_requested`,
+      [job.id, job.fence, ...params],
+    );
+    const row = firstRow(rows);
+    if (!row) throw new LeaseLostError(job.id, job.fence);
+    return { cancelRequested: row.cancel_requested };
+  }
+}
+
+/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL, plain rows for SELECT. */
+function firstRow<T>(result: T[] | [T[], number]): T | undefined {
+  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+    return (result[0] as T[])[0];
+  }
+  return (result as T[])[0];
+}

@@ -1,0 +1,193 @@
+import { sameVersion, SourceError, type OpenedSource, type Source, type SourceFactory } from '@hashq/sources';
+import type { Logger } from 'pino';
+import type { CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
+import { JobHashers, type DigestValue } from './job-hashers.js';
+
+export interface RunSettings {
+  chunkBytes: number;
+  checkpointBytes: number;
+  checkpointSeconds: number;
+}
+
+/** How a run ended when it did not throw. */
+export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'released';
+
+export class StateInvalidError extends Error {
+  readonly code = 'STATE_INVALID';
+}
+
+/**
+ * One attempt at one job, from the lease to a final status (or to a release
+ * on shutdown): restore → open at the offset → read ahead / hash / heartbeat
+ * per chunk → checkpoint → finalize. Every write goes through the fenced store.
+ */
+export class HashRun {
+  private bytesRead: number;
+  private position: number;
+  private lastCheckpoint = { offset: 0, at: Date.now() };
+
+  constructor(
+    private readonly job: LeasedJob,
+    private readonly store: CheckpointStore,
+    private readonly sources: SourceFactory,
+    private readonly settings: RunSettings,
+    private readonly log: Logger,
+    private readonly stopRequested: () => boolean,
+  ) {
+    this.bytesRead = job.bytesRead;
+    this.position = job.checkpointOffset;
+    this.lastCheckpoint.offset = job.checkpointOffset;
+  }
+
+  /** Bytes read over all attempts, as far as this run knows (for error paths). */
+  get totalBytesRead(): number {
+    return this.bytesRead;
+  }
+
+  async execute(): Promise<RunOutcome> {
+    const hashers = await this.prepareHashers();
+    const source = this.sources.create(this.job.source);
+    const resuming = this.job.checkpointOffset > 0;
+    const opened = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
+      chunkBytes: this.settings.chunkBytes,
+    });
+    try {
+      const { cancelRequested } = await this.store.start(this.job, {
+        totalBytes: opened.size,
+        sourceVersion: opened.version,
+      });
+      if (cancelRequested) return await this.cancel();
+      this.log.info(
+        { offset: this.position, totalBytes: opened.size, resumed: resuming },
+        resuming ? 'resuming from checkpoint' : 'starting',
+      );
+      const stop = await this.hashStream(opened, hashers);
+      if (stop) return stop;
+      await this.verifyUnchanged(source, opened);
+      return await this.finalize(hashers, opened);
+    } finally {
+      opened.stream.destroy();
+    }
+  }
+
+  private async prepareHashers(): Promise<JobHashers> {
+    const { job } = this;
+    if (job.checkpointOffset === 0) return JobHashers.create(job.algorithms, job.options);
+    const states = await this.store.loadStates(job.id);
+    let hashers: JobHashers;
+    try {
+      hashers = JobHashers.restore(job.algorithms, states);
+    } catch (err) {
+      throw new StateInvalidError(`checkpointed state cannot be restored: ${(err as Error).message}`);
+    }
+    if (hashers.bytesHashed() !== job.checkpointOffset) {
+      throw new StateInvalidError('checkpointed state does not match the checkpoint offset');
+    }
+    return hashers;
+  }
+
+  /** The read/hash loop; returns an outcome when it stopped early, undefined at the end of the source. */
+  private async hashStream(opened: OpenedSource, hashers: JobHashers): Promise<RunOutcome | undefined> {
+    const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    let next = readAhead(chunks);
+    for (;;) {
+      const { value: chunk, done } = await next;
+      if (done) return undefined;
+      next = readAhead(chunks); // chunk N+1 is read while chunk N is hashed
+      this.bytesRead += chunk.length;
+      const [, beat] = await Promise.all([
+        hashers.update(chunk),
+        this.store.heartbeat(this.job, { bytesDone: this.position, bytesRead: this.bytesRead }),
+      ]);
+      this.position += chunk.length;
+      if (beat.cancelRequested) return this.cancel();
+      if (this.stopRequested()) return this.release(hashers, opened);
+      if (this.checkpointDue()) {
+        const saved = await this.checkpoint(hashers, opened);
+        if (saved.cancelRequested) return this.cancel();
+      }
+    }
+  }
+
+  private checkpointDue(): boolean {
+    const bytes = this.position - this.lastCheckpoint.offset;
+    const seconds = (Date.now() - this.lastCheckpoint.at) / 1000;
+    return bytes >= this.settings.checkpointBytes || seconds >= this.settings.checkpointSeconds;
+  }
+
+  private async checkpoint(hashers: JobHashers, opened: OpenedSource, release = false) {
+    const started = process.hrtime.bigint();
+    const result = await this.store.save(
+      this.job,
+      { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() },
+      release,
+    );
+    this.lastCheckpoint = { offset: this.position, at: Date.now() };
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    this.log.info({ offset: this.position, bytesRead: this.bytesRead, ms, release }, 'checkpoint saved');
+    return result;
+  }
+
+  /** Graceful shutdown: save the current position and give the job back as 'queued'. */
+  private async release(hashers: JobHashers, opened: OpenedSource): Promise<RunOutcome> {
+    await this.checkpoint(hashers, opened, true);
+    this.log.info({ offset: this.position }, 'released on shutdown');
+    return 'released';
+  }
+
+  private async cancel(): Promise<RunOutcome> {
+    await this.store.cancel(this.job, this.bytesRead);
+    this.log.info({ checkpointOffset: this.lastCheckpoint.offset }, 'canceled');
+    return 'canceled';
+  }
+
+  /** A file truncated, rewritten or replaced during the read must not yield a digest. */
+  private async verifyUnchanged(source: Source, opened: OpenedSource): Promise<void> {
+    const now = await source.currentVersion();
+    if (this.position !== opened.size || !sameVersion(now, opened.version)) {
+      throw new SourceError('SOURCE_CHANGED', 'source changed while it was read', {
+        expected: opened.version,
+        actual: now,
+        bytesHashed: this.position,
+      });
+    }
+  }
+
+  private async finalize(hashers: JobHashers, opened: OpenedSource): Promise<RunOutcome> {
+    const digests = hashers.digests();
+    const error = mismatchError(digests, this.job.options.expected);
+    await this.store.finish(this.job, {
+      status: error ? 'failed' : 'succeeded',
+      digests,
+      totalBytes: opened.size ?? this.position,
+      bytesRead: this.bytesRead,
+      error,
+    });
+    this.log.info({ totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded' }, 'finished');
+    return error ? 'failed' : 'succeeded';
+  }
+}
+
+function readAhead(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+  const pending = chunks.next();
+  pending.catch(() => undefined); // consumed by the loop; never an unhandled rejection after a stop
+  return pending;
+}
+
+function mismatchError(
+  digests: Record<string, DigestValue>,
+  expected: Record<string, string> | undefined,
+): JobError | undefined {
+  if (!expected) return undefined;
+  const mismatches: Record<string, { expected: string; actual: string }> = {};
+  for (const [algorithm, hex] of Object.entries(expected)) {
+    const actual = digests[algorithm]?.hex;
+    if (actual !== undefined && actual !== hex.toLowerCase()) mismatches[algorithm] = { expected: hex.toLowerCase(), actual };
+  }
+  if (Object.keys(mismatches).length === 0) return undefined;
+  return {
+    code: 'DIGEST_MISMATCH',
+    message: `digest differs from the expected value for ${Object.keys(mismatches).join(', ')}`,
+    details: mismatches,
+  };
+}

@@ -1,0 +1,127 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
+import { SourceFactory } from '@hashq/sources';
+import type { Logger } from 'pino';
+import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-store.js';
+import { HashRun, type RunOutcome } from './hash-run.js';
+import { classifyError } from './job-errors.js';
+import { ROOT_LOGGER } from './logger.js';
+import { loadWorkerConfig, WORKER_CONFIG, type WorkerConfig } from './worker-config.js';
+
+export const HASH_QUEUE = 'hash';
+
+export interface HashJobData {
+  jobId: string;
+}
+
+/** BullMQ options are fixed when the class is decorated, so they come from the environment directly. */
+function workerOptions() {
+  const config = loadWorkerConfig();
+  return {
+    concurrency: config.concurrency,
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
+  };
+}
+
+/**
+ * Consumes the "hash" queue. BullMQ only dispatches: the job's truth (status,
+ * fence, checkpoint) is in PostgreSQL and every write is fenced, so a job that
+ * BullMQ delivers twice (a stalled worker coming back) is never hashed into a
+ * wrong result.
+ */
+@Processor(HASH_QUEUE, workerOptions())
+export class HashProcessor extends WorkerHost implements BeforeApplicationShutdown {
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private draining = false;
+
+  constructor(
+    private readonly store: CheckpointStore,
+    private readonly sources: SourceFactory,
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    @Inject(ROOT_LOGGER) private readonly log: Logger,
+  ) {
+    super();
+  }
+
+  async process(job: Job<HashJobData>, token?: string): Promise<{ status: RunOutcome | 'skipped' }> {
+    const jobId = job.data.jobId ?? job.id;
+    if (this.draining) return this.giveBack(job, token);
+    const leased = await this.store.lease(jobId, this.owner);
+    if (!leased) {
+      this.log.info({ jobId, bullJobId: job.id }, 'job is no longer queued or running: nothing to do');
+      return { status: 'skipped' };
+    }
+    const log = this.log.child({ jobId, fence: leased.fence, attempt: job.attemptsMade + 1 });
+    const run = new HashRun(leased, this.store, this.sources, this.runSettings(), log, () => this.draining);
+    let outcome: RunOutcome;
+    try {
+      outcome = await run.execute();
+    } catch (err) {
+      throw await this.settleError(err, job, leased, run, log);
+    }
+    if (outcome === 'released') return this.giveBack(job, token);
+    return { status: outcome };
+  }
+
+  /**
+   * SIGTERM/SIGINT: the running jobs checkpoint and release at their next chunk;
+   * closing the worker first makes sure it fetches nothing new meanwhile.
+   */
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
+    this.draining = true;
+    this.log.info({ signal }, 'stopping: releasing running jobs');
+    await this.worker.close();
+  }
+
+  @OnWorkerEvent('stalled')
+  onStalled(jobId: string): void {
+    this.log.warn({ jobId }, 'job stalled (its worker died or blocked): it will run again from its checkpoint');
+  }
+
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    this.log.error({ err: err.message }, 'worker error');
+  }
+
+  /** Back to 'wait' in BullMQ right away (no stall timeout): another worker continues from the checkpoint. */
+  private async giveBack(job: Job, token: string | undefined): Promise<never> {
+    await job.moveToWait(token);
+    throw new WaitingError();
+  }
+
+  /** Records the failure in PostgreSQL and tells BullMQ whether to retry. */
+  private async settleError(err: unknown, job: Job, leased: LeasedJob, run: HashRun, log: Logger): Promise<Error> {
+    if (err instanceof LeaseLostError) {
+      log.warn('lease lost: another worker owns this job now; stopping without writing');
+      return new UnrecoverableError(err.code);
+    }
+    const error = classifyError(err);
+    const lastAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    try {
+      if (error.permanent || lastAttempt) {
+        await this.store.fail(leased, error, run.totalBytesRead);
+        log.error({ code: error.code, error: error.message }, 'job failed');
+        return new UnrecoverableError(`${error.code}: ${error.message}`);
+      }
+      await this.store.release(leased, error, run.totalBytesRead);
+      log.warn({ code: error.code, error: error.message }, 'transient error: will retry with backoff');
+      return err instanceof Error ? err : new Error(String(err));
+    } catch (storeErr) {
+      log.error({ code: error.code, error: error.message, storeError: (storeErr as Error).message }, 'could not record the error');
+      return storeErr instanceof LeaseLostError ? new UnrecoverableError(storeErr.code) : (storeErr as Error);
+    }
+  }
+
+  private runSettings() {
+    return {
+      chunkBytes: this.config.chunkBytes,
+      checkpointBytes: this.config.checkpointBytes,
+      checkpointSeconds: this.config.checkpointSeconds,
+    };
+  }
+}

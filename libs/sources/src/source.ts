@@ -1,0 +1,39 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Identity of the bytes behind a source at one moment. A job records it at its
+ * first read and a resumed job must see the same identity again, otherwise the
+ * digest would mix two contents. Plain JSON: it is stored in jobs.source_version.
+ */
+export type SourceVersion = Record<string, string | number | null>;
+
+export interface OpenOptions {
+  /** Preferred size of the buffers the stream yields (the worker's chunk size). */
+  chunkBytes?: number;
+}
+
+export interface OpenedSource {
+  /** The bytes from the requested offset to the end, as Buffers. */
+  stream: Readable;
+  /** Identity of what is being read; equal to the expected one when given. */
+  version: SourceVersion;
+  /** Total length of the source in bytes, when known. */
+  size: number | null;
+}
+
+/**
+ * One readable thing a job hashes (a file; later an object or a URL).
+ * `open` starts reading AT `offset`, pinned to `expected` when given: a source
+ * whose identity differs fails with SOURCE_CHANGED instead of yielding bytes.
+ */
+export interface Source {
+  open(offset: number, expected?: SourceVersion | null, options?: OpenOptions): Promise<OpenedSource>;
+  /** Identity now, without reading (used to detect a change during a read). */
+  currentVersion(): Promise<SourceVersion>;
+}
+
+export function sameVersion(a: SourceVersion, b: SourceVersion): boolean {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  for (const key of keys) if (a[key] !== b[key]) return false;
+  return true;
+}
