@@ -1,0 +1,244 @@
+/**
+ * The Hasher API: inputs, copies, sync == async, the thread pool, the busy
+ * rule, errors, metadata.
+ */
+import * as crypto from 'node:crypto';
+
+import * as lib from '../lib';
+import { TEST_SEED, oracle, prng } from './helpers/oracle';
+
+const rnd = prng(TEST_SEED);
+const has = (name: string): boolean => lib.findAlgorithm(name) !== undefined;
+// The first linked algorithm Node's crypto also has: the oracle for API tests.
+const main = ['sha256', 'sha1', 'sha512', 'sha3-256', 'md5'].find(has) as string;
+const sha = (msg: Uint8Array): string => oracle(main, msg)!.toString('hex');
+
+/** A view of a copy of `b` that starts `at` bytes into its ArrayBuffer. */
+function withOffset(b: Buffer, at: number): Uint8Array {
+  const whole = new Uint8Array(b.length + at + 5);
+  whole.set(b, at);
+  return whole.subarray(at, at + b.length);
+}
+
+describe('inputs', () => {
+  const text = 'héllo wörld ✓ '.repeat(200); // > 1 KiB of UTF-8: the heap path
+  const bytes = Buffer.from(text, 'utf8');
+  const inputs: [string, lib.Input][] = [
+    ['Buffer', bytes],
+    ['Uint8Array', new Uint8Array(bytes)],
+    ['Uint8Array at an offset', withOffset(bytes, 3)],
+    ['Uint16Array', new Uint16Array(new Uint8Array(bytes).buffer.slice(0, bytes.length & ~1))],
+    ['DataView', new DataView(new Uint8Array(bytes).buffer)],
+    ['string', text],
+  ];
+  test.each(inputs)('%s hashes the bytes of Buffer.from(...)', (kind, input) => {
+    const ref = kind === 'Uint16Array' ? bytes.subarray(0, bytes.length & ~1) : bytes;
+    expect(lib.hash(main, input).toString('hex')).toBe(sha(ref));
+    expect(lib.createHasher(main).update(input).digest().toString('hex')).toBe(sha(ref));
+  });
+
+  test('short strings (stack path) and the empty input', () => {
+    expect(lib.hash(main, 'abc').toString('hex')).toBe(sha(Buffer.from('abc')));
+    expect(lib.hash(main, '').toString('hex')).toBe(sha(Buffer.alloc(0)));
+    expect(lib.hash(main, new Uint8Array(0)).toString('hex')).toBe(sha(Buffer.alloc(0)));
+  });
+
+  test.each([[42], [null], [{}], [[1, 2, 3]], [new ArrayBuffer(4)]])('%p is refused with ERR_BAD_ARGUMENT', (bad) => {
+    expect(() => lib.hash(main, bad as never)).toThrow(lib.BadArgumentError);
+    expect(() => lib.createHasher(main).update(bad as never)).toThrow(expect.objectContaining({ code: 'ERR_BAD_ARGUMENT' }));
+  });
+});
+
+describe('Hasher', () => {
+  test('digest does not end the hasher; copy is independent', () => {
+    const h = lib.createHasher(main).update('abc');
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.from('abc')));
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.from('abc')));
+    const c = h.copy();
+    h.update('def');
+    expect(c.digest().toString('hex')).toBe(sha(Buffer.from('abc')));
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.from('abcdef')));
+    expect(h.bytesHashed).toBe(6);
+    expect(c.bytesHashed).toBe(3);
+    expect(h.algorithm).toBe(main);
+  });
+
+  test('a Hasher cannot be constructed directly', () => {
+    expect(() => new (lib.Hasher as unknown as new (...a: unknown[]) => unknown)()).toThrow(TypeError);
+  });
+
+  test('XOF output length: option, digest({ length }) and prefixes', () => {
+    if (!has('shake256')) return;
+    const msg = rnd.bytes(300);
+    const h = lib.createHasher('shake256', { outputLength: 100 });
+    expect(h.digest().toString('hex')).toBe(oracle('shake256', msg.subarray(0, 0), 100)!.toString('hex'));
+    h.update(msg);
+    expect(h.digest({ length: 7 })).toEqual(oracle('shake256', msg, 7));
+    expect(h.digest({ length: 1000 })).toEqual(oracle('shake256', msg, 1000));
+    expect(lib.hash('shake256', msg, { length: 1000 })).toEqual(oracle('shake256', msg, 1000));
+  });
+
+  test('output length rules', () => {
+    expect(() => lib.createHasher(main).digest({ length: 5 })).toThrow(lib.BadArgumentError);
+    expect(() => lib.hash(main, 'x', { length: 0 })).toThrow(lib.BadArgumentError);
+    expect(() => lib.hash(main, 'x', { length: 1.5 })).toThrow(lib.BadArgumentError);
+    expect(() => lib.createHasher(main, { outputLength: 3 })).toThrow(lib.BadArgumentError);
+    const fixed = lib.findAlgorithm(main)!.digestLength;
+    expect(lib.hash(main, 'x', { length: fixed })).toHaveLength(fixed);
+  });
+
+  test('customization is refused where the algorithm takes none, and above 256 bytes', () => {
+    expect(() => lib.createHasher(main, { customization: 'x' })).toThrow(lib.BadArgumentError);
+    const cx = lib.algorithms().find((a) => a.customizable);
+    if (!cx) return;
+    expect(() => lib.createHasher(cx.name, { customization: Buffer.alloc(257) })).toThrow(lib.BadArgumentError);
+    const a = lib.hash(cx.name, 'm', { customization: 'A' });
+    expect(a).not.toEqual(lib.hash(cx.name, 'm', { customization: 'B' }));
+    expect(lib.createHasher(cx.name, { customization: Buffer.alloc(256, 1) }).update('m').digest()).toEqual(
+      lib.hash(cx.name, 'm', { customization: Buffer.alloc(256, 1) }),
+    );
+  });
+
+  test('unknown algorithms', () => {
+    expect(() => lib.createHasher('sha0')).toThrow(lib.UnknownAlgorithmError);
+    expect(() => lib.hash('nope', 'x')).toThrow(expect.objectContaining({ code: 'ERR_UNKNOWN_ALGORITHM' }));
+    expect(() => lib.implementation('nope')).toThrow(lib.UnknownAlgorithmError);
+    expect(() => lib.Hasher.restore(Buffer.alloc(10), 'nope')).toThrow(lib.UnknownAlgorithmError);
+    const e = (() => { try { lib.hash('nope', 'x'); } catch (err) { return err; } })();
+    expect(e).toBeInstanceOf(lib.HashqError);
+    expect(e).toBeInstanceOf(Error);
+  });
+});
+
+describe('checksums and md5 against independent oracles', () => {
+  test('md5 and crc32 against Node', () => {
+    for (const name of ['md5', 'crc32'].filter(has)) {
+      for (const len of [0, 1, 3, 63, 64, 65, 1000, 70000]) {
+        const m = rnd.bytes(len);
+        expect(lib.hash(name, m)).toEqual(oracle(name, m));
+      }
+    }
+  });
+
+  // Check values of the CRC catalogue (reveng.sourceforge.io/crc-catalogue):
+  // the CRC of the ASCII string "123456789".
+  test.each([
+    ['crc32', 'cbf43926'],
+    ['crc32c', 'e3069283'],
+    ['crc64nvme', 'ae8b14860a799888'],
+  ])('%s check value', (name, check) => {
+    if (!has(name)) return;
+    expect(lib.hash(name, '123456789').toString('hex')).toBe(check);
+  });
+});
+
+describe('async', () => {
+  const big = rnd.bytes(3 * lib.ASYNC_MIN_BYTES + 17);
+
+  test('updateAsync equals update, for small and large inputs, every algorithm', async () => {
+    for (const info of lib.algorithms()) {
+      const a = lib.createHasher(info.name);
+      const b = lib.createHasher(info.name);
+      for (const piece of [big.subarray(0, 100), big, big.subarray(5, 9)]) {
+        a.update(piece);
+        await b.updateAsync(piece);
+      }
+      expect([info.name, b.digest().toString('hex')]).toEqual([info.name, a.digest().toString('hex')]);
+    }
+  });
+
+  test('hashAsync equals hash', async () => {
+    for (const info of lib.algorithms()) {
+      expect(await lib.hashAsync(info.name, big)).toEqual(lib.hash(info.name, big));
+      expect(await lib.hashAsync(info.name, 'short')).toEqual(lib.hash(info.name, 'short'));
+    }
+    await expect(lib.hashAsync('nope', big)).rejects.toThrow(lib.UnknownAlgorithmError);
+  });
+
+  test('concurrent async updates on different hashers', async () => {
+    const msgs = [0, 1, 2, 3, 4, 5].map(() => rnd.bytes(lib.ASYNC_MIN_BYTES * 4 + rnd.int(1000)));
+    const hashers = msgs.map(() => lib.createHasher(main));
+    await Promise.all(hashers.map((h, i) => h.updateAsync(msgs[i])));
+    await Promise.all(hashers.map((h, i) => h.updateAsync(msgs[(i + 1) % msgs.length])));
+    hashers.forEach((h, i) => {
+      expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([msgs[i], msgs[(i + 1) % msgs.length]])));
+    });
+  });
+
+  test('a second call while an async update is in flight is refused (ERR_BUSY), state intact', async () => {
+    const h = lib.createHasher(main);
+    const p = h.updateAsync(big);
+    expect(h.busy).toBe(true);
+    expect(() => h.update('x')).toThrow(lib.BusyError);
+    expect(() => h.digest()).toThrow(expect.objectContaining({ code: 'ERR_BUSY' }));
+    expect(() => h.serialize()).toThrow(lib.BusyError);
+    expect(() => h.copy()).toThrow(lib.BusyError);
+    expect(() => h.bytesHashed).toThrow(lib.BusyError);
+    await expect(h.updateAsync(big)).rejects.toThrow(lib.BusyError);
+    await expect(h.updateAsync('tiny')).rejects.toMatchObject({ code: 'ERR_BUSY' });
+    await p;
+    expect(h.busy).toBe(false);
+    expect(h.digest().toString('hex')).toBe(sha(big));
+  });
+
+  test('the input buffer stays alive while the pool reads it', async () => {
+    const h = lib.createHasher(main);
+    const expectedHex = sha(big);
+    // the only reference to this copy is the one the addon holds
+    const p = h.updateAsync(Buffer.from(big));
+    if (global.gc) global.gc();
+    await p;
+    expect(h.digest().toString('hex')).toBe(expectedHex);
+  });
+
+  test('the event loop keeps turning during updateAsync of 64 MiB', async () => {
+    const data = Buffer.alloc(64 * 1024 * 1024, 0x61);
+    const h = lib.createHasher(main);
+    let ticks = 0;
+    let running = true;
+    const spin = (): void => {
+      ticks++;
+      if (running) setImmediate(spin);
+    };
+    setImmediate(spin);
+    await h.updateAsync(data);
+    running = false;
+    expect(ticks).toBeGreaterThan(1);
+    expect(h.digest()).toEqual(crypto.createHash(main).update(data).digest());
+  });
+});
+
+describe('metadata', () => {
+  test('algorithms() describes each linked algorithm', () => {
+    const list = lib.algorithms();
+    expect(new Set(list.map((a) => a.id)).size).toBe(list.length);
+    for (const a of list) {
+      expect(a).toEqual({
+        name: expect.any(String),
+        id: expect.any(Number),
+        digestLength: expect.any(Number),
+        blockSize: expect.any(Number),
+        xof: expect.any(Boolean),
+        customizable: expect.any(Boolean),
+        standard: expect.any(String),
+        implementation: expect.any(String),
+      });
+      expect(a.digestLength).toBeGreaterThan(0);
+      expect(a.blockSize).toBeGreaterThan(0);
+      expect(lib.implementation(a.name)).toBe(a.implementation);
+      expect(lib.hash(a.name, '')).toHaveLength(a.digestLength);
+    }
+    if (has('sha256')) expect(lib.findAlgorithm('sha256')).toMatchObject({ digestLength: 32, blockSize: 64, xof: false });
+    if (has('shake128')) expect(lib.findAlgorithm('shake128')).toMatchObject({ blockSize: 168, xof: true });
+  });
+
+  test('cpucycles counts up', () => {
+    const a = lib.cpucycles();
+    let x = 0;
+    for (let i = 0; i < 100000; i++) x += i;
+    const b = lib.cpucycles();
+    expect(typeof a).toBe('bigint');
+    expect(b > a).toBe(x > 0);
+    expect(['rdtsc', 'cntvct_el0', 'rdtime', 'rdcycle', 'clock_monotonic']).toContain(lib.cpucyclesSource());
+  });
+});
