@@ -1,0 +1,36 @@
+/*
+ * Shared between the CRC families (crc32.c, crc32c_algo.c, crc64nvme.c) and
+ * their carry-less-multiply variant (crc_clmul.c).
+ *
+ * Every CRC here is reflected. Two conventions:
+ *  - the *register* is the raw shift register (init and xorout not
+ *    applied): hq_crc*_reg(0, m, n) is m(x)·x^w mod P;
+ *  - the *value* (what ctx->s holds and serializes) is the CRC of the bytes
+ *    absorbed so far, as zlib.crc32 returns it: value = ~register.
+ *    It starts at 0, so a fresh context is all zeroes.
+ */
+#ifndef HASHQ_CRC_H
+#define HASHQ_CRC_H
+
+#include "internal.h"
+
+/* Portable register updates (slice-by-8 tables, built by *_tables()). */
+uint32_t hq_crc32_reg(uint32_t reg, const uint8_t *p, size_t n);
+uint64_t hq_crc64nvme_reg(uint64_t reg, const uint8_t *p, size_t n);
+void hq_crc32_tables(void);
+void hq_crc64nvme_tables(void);
+
+#if defined(HQ_X86_64)
+/* PCLMULQDQ folding (crc_clmul.c). Each takes and returns a register.
+ * hq_crc_clmul_setup() derives the folding constants; call it before use. */
+void hq_crc_clmul_setup(void);
+uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n);
+/* crc32c: rest() reduces what is left after folding (the SSE4.2 crc32
+ * instruction where present, else the tables). */
+typedef uint32_t (*hq_crc32_fn)(uint32_t reg, const uint8_t *p, size_t n);
+uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
+                             hq_crc32_fn rest);
+uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n);
+#endif
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * PCLMULQDQ folding for the reflected CRCs (crc32, crc32c, crc64nvme), after
+ * the method of Gopal et al., "Fast CRC Computation for Generic Polynomials
+ * Using PCLMULQDQ Instruction" (Intel, 2009).
+ *
+ * A 16-byte block X read little-endian is, bit-reflected, a polynomial of
+ * degree < 128: its low quadword H holds x^127..x^64, its high quadword L
+ * holds x^63..x^0, X = H·x^64 + L. Moving X forward by D bits (so it can be
+ * XORed into the block D bits later) needs only X·x^D mod P, and
+ *   X·x^D ≡ H·(x^(D+64) mod P) + L·(x^D mod P),
+ * two 64×64 carry-less products whose sum still fits 128 bits (P has
+ * degree ≤ 64). A reflected carry-less product comes out multiplied by x,
+ * hence the constants are x^(D+63) mod P and x^(D-1) mod P.
+ *
+ * Eight lanes fold by 1024 bits while the input lasts, then collapse into
+ * one lane (folds by 128 bits). The 16 bytes left are reduced with the
+ * family's table code, starting from a zero register, since that computes
+ * exactly X·x^w mod P; the tail (< 16 bytes) follows the same way.
+ * The constants are derived here, at setup, from the polynomials.
+ */
+#include "crc.h"
+
+#if defined(HQ_X86_64)
+#include <immintrin.h>
+
+#define LANES 8
+/* Below this the table code is as fast and the setup is not worth it. */
+#define MIN_LEN (2 * LANES * 16)
+
+struct fold_k {
+  uint64_t by_lanes[2]; /* fold by LANES·128 bits */
+  uint64_t by_one[2];   /* fold by 128 bits */
+};
+
+static struct fold_k k_crc32, k_crc32c, k_crc64nvme;
+
+/* x^n mod P as a 64-bit reflected word (bit i ↔ x^(63-i)); poly is the
+ * reflected polynomial of width w without its x^w term. */
+static uint64_t xpow_mod(unsigned n, uint64_t poly, unsigned w) {
+  uint64_t r = 1ull << (w - 1); /* x^0 in the w-bit reflected register */
+  while (n--) r = (r >> 1) ^ (poly & (0ull - (r & 1)));
+  return r << (64 - w);
+}
+
+static void derive(struct fold_k *k, uint64_t poly, unsigned w) {
+  k->by_lanes[0] = xpow_mod(LANES * 128 + 63, poly, w);
+  k->by_lanes[1] = xpow_mod(LANES * 128 - 1, poly, w);
+  k->by_one[0] = xpow_mod(128 + 63, poly, w);
+  k->by_one[1] = xpow_mod(128 - 1, poly, w);
+}
+
+void hq_crc_clmul_setup(void) {
+  derive(&k_crc32, 0xEDB88320u, 32);
+  derive(&k_crc32c, 0x82F63B78u, 32);
+  derive(&k_crc64nvme, 0x9A6C9329AC4BC9B5ull, 64);
+}
+
+#define TARGET __attribute__((target("pclmul,sse4.1")))
+
+TARGET static inline __m128i fold(__m128i x, __m128i k) {
+  return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
+                       _mm_clmulepi64_si128(x, k, 0x11));
+}
+
+TARGET static inline __m128i load(const uint8_t *p) {
+  return _mm_loadu_si128((const __m128i *)(const void *)p);
+}
+
+/* Folds the first n rounded down to 16 bytes (n >= LANES·16) with reg
+ * XORed into the first bytes; writes the 16 bytes left to reduce and
+ * returns how many input bytes it consumed. */
+TARGET static size_t fold_all(const struct fold_k *k, uint64_t reg,
+                              const uint8_t *p, size_t n, uint8_t out[16]) {
+  const __m128i kl = load((const uint8_t *)k->by_lanes);
+  const __m128i k1 = load((const uint8_t *)k->by_one);
+  __m128i x[LANES];
+  for (int i = 0; i < LANES; i++) x[i] = load(p + 16 * i);
+  x[0] = _mm_xor_si128(x[0], _mm_cvtsi64_si128((long long)reg));
+  size_t done = LANES * 16;
+  for (; n - done >= LANES * 16; done += LANES * 16)
+    for (int i = 0; i < LANES; i++)
+      x[i] = _mm_xor_si128(fold(x[i], kl), load(p + done + 16 * i));
+  __m128i a = x[0];
+  for (int i = 1; i < LANES; i++) a = _mm_xor_si128(fold(a, k1), x[i]);
+  for (; n - done >= 16; done += 16)
+    a = _mm_xor_si128(fold(a, k1), load(p + done));
+  _mm_storeu_si128((__m128i *)(void *)out, a);
+  return done;
+}
+
+uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n) {
+  if (n < MIN_LEN) return hq_crc32_reg(reg, p, n);
+  uint8_t x[16];
+  size_t done = fold_all(&k_crc32, reg, p, n, x);
+  return hq_crc32_reg(hq_crc32_reg(0, x, 16), p + done, n - done);
+}
+
+uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
+                             hq_crc32_fn rest) {
+  if (n < MIN_LEN) return rest(reg, p, n);
+  uint8_t x[16];
+  size_t done = fold_all(&k_crc32c, reg, p, n, x);
+  return rest(rest(0, x, 16), p + done, n - done);
+}
+
+uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n) {
+  if (n < MIN_LEN) return hq_crc64nvme_reg(reg, p, n);
+  uint8_t x[16];
+  size_t done = fold_all(&k_crc64nvme, reg, p, n, x);
+  return hq_crc64nvme_reg(hq_crc64nvme_reg(0, x, 16), p + done, n - done);
+}
+
+#else
+typedef int hq_crc_clmul_unused; /* ISO C forbids an empty translation unit */
+#endif
