@@ -1,0 +1,35 @@
+import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Module } from '@nestjs/common';
+
+import { type ConfigModuleOptions, HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
+import { DatabaseModule } from '@hashq/database';
+
+import { AlgorithmsModule } from './algorithms/algorithms.module';
+import { HealthModule } from './health/health.module';
+import { JobsModule } from './jobs/jobs.module';
+import { MetricsModule } from './metrics/metrics.module';
+
+/** The REST API: configuration, PostgreSQL, the BullMQ producer, and one module per feature. */
+@Module({})
+export class AppModule {
+  static forRoot(options: ConfigModuleOptions = {}): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        HashqConfigModule.forRoot({ name: 'api', ...options }),
+        DatabaseModule,
+        BullModule.forRootAsync({
+          inject: [HASHQ_CONFIG],
+          useFactory: (config: HashqConfig) => ({
+            connection: { url: config.redisUrl },
+            prefix: config.queuePrefix,
+          }),
+        }),
+        JobsModule,
+        AlgorithmsModule,
+        HealthModule,
+        MetricsModule,
+      ],
+    };
+  }
+}

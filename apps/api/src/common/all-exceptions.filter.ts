@@ -1,0 +1,71 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+
+import { ApiError, type ErrorBody } from './api-error';
+
+/** Codes of Nest's and Express's own HTTP errors (routing, body parsing). */
+const CODES_BY_STATUS: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/** body-parser marks its errors with `type` and the HTTP status to answer. */
+interface BodyParserError extends Error {
+  type: string;
+  status: number;
+}
+
+function isBodyParserError(err: unknown): err is BodyParserError {
+  return err instanceof Error && typeof (err as BodyParserError).type === 'string' && 'status' in err;
+}
+
+/**
+ * Turns every exception into { error: { code, message, details } }. Client mistakes keep their
+ * 4xx; anything unexpected is logged and answered with a bare 500 that leaks nothing.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const { status, body } = this.describe(exception);
+    if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
+    if (!response.headersSent) response.status(status).json(body);
+  }
+
+  private describe(exception: unknown): { status: number; body: ErrorBody } {
+    if (exception instanceof ApiError) {
+      return { status: exception.getStatus(), body: exception.getResponse() as ErrorBody };
+    }
+    if (isBodyParserError(exception)) {
+      return this.bodyParser(exception);
+    }
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const cause = exception.cause;
+      if (isBodyParserError(cause)) return this.bodyParser(cause);
+      return {
+        status,
+        body: error(CODES_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), exception.message),
+      };
+    }
+    return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
+  }
+
+  private bodyParser(err: BodyParserError): { status: number; body: ErrorBody } {
+    if (err.type === 'entity.parse.failed') {
+      return { status: 400, body: error('MALFORMED_JSON', 'request body is not valid JSON', { reason: err.message }) };
+    }
+    const status = err.status >= 400 && err.status < 500 ? err.status : 400;
+    return { status, body: error(CODES_BY_STATUS[status] ?? 'BAD_REQUEST', err.message, { type: err.type }) };
+  }
+}
+
+function error(code: string, message: string, details: unknown = null): ErrorBody {
+  return { error: { code, message, details } };
+}

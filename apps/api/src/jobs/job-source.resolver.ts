@@ -1,0 +1,100 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import type { FileSourceRef } from '@hashq/jobs';
+import { FileRoots, SourceError } from '@hashq/sources';
+
+import { ApiError } from '../common/api-error';
+
+export interface ResolvedSource {
+  ref: FileSourceRef;
+  size: number;
+}
+
+/** HTTP status of each refusal of a source (see @hashq/sources' codes). */
+const STATUS_BY_CODE: Record<string, HttpStatus> = {
+  PATH_OUTSIDE_ROOTS: HttpStatus.FORBIDDEN,
+  SOURCE_FORBIDDEN: HttpStatus.FORBIDDEN,
+  SOURCE_NOT_FOUND: HttpStatus.UNPROCESSABLE_ENTITY,
+  NOT_A_REGULAR_FILE: HttpStatus.UNPROCESSABLE_ENTITY,
+};
+
+const invalid = (message: string, source: unknown): ApiError =>
+  ApiError.badRequest('INVALID_SOURCE', message, { source });
+
+/**
+ * Turns the `source` of a request into a normalized, checked file reference: the real path
+ * (symlinks resolved) must lie inside HASHQ_FILE_ROOTS and be a regular file; its size becomes
+ * the job's totalBytes.
+ */
+@Injectable()
+export class JobSourceResolver {
+  private readonly roots: FileRoots;
+
+  constructor(@Inject(HASHQ_CONFIG) config: HashqConfig) {
+    this.roots = new FileRoots(config.fileRoots);
+  }
+
+  async resolve(source: unknown): Promise<ResolvedSource> {
+    const requested = this.requestedPath(source);
+    try {
+      const path = await this.roots.resolve(requested);
+      const stats = await stat(path);
+      if (!stats.isFile()) {
+        throw new SourceError('NOT_A_REGULAR_FILE', 'source is not a regular file', { path: requested });
+      }
+      return { ref: { type: 'file', path }, size: stats.size };
+    } catch (err) {
+      if (err instanceof SourceError) {
+        const status = STATUS_BY_CODE[err.code] ?? HttpStatus.UNPROCESSABLE_ENTITY;
+        throw new ApiError(status, err.code, err.message, { path: requested });
+      }
+      throw err;
+    }
+  }
+
+  /** Accepts {"type":"file","path":"/abs"} or "file:///abs" and returns the absolute path. */
+  private requestedPath(source: unknown): string {
+    let path: unknown;
+    if (typeof source === 'string') {
+      path = this.pathOfUrl(source);
+    } else if (typeof source === 'object' && source !== null && !Array.isArray(source)) {
+      const { type, path: objectPath, ...rest } = source as Record<string, unknown>;
+      if (type !== 'file') {
+        throw invalid(`unsupported source type ${JSON.stringify(type ?? null)}: only "file" is supported`, source);
+      }
+      const unknownFields = Object.keys(rest);
+      if (unknownFields.length > 0) {
+        throw invalid(`unknown field(s) in source: ${unknownFields.join(', ')}`, source);
+      }
+      path = objectPath;
+    } else {
+      throw invalid('source must be an object {"type":"file","path":...} or a "file://" URL string', source);
+    }
+    if (typeof path !== 'string' || path.length === 0) throw invalid('source.path must be a non-empty string', source);
+    if (path.includes('\0')) throw invalid('source.path must not contain NUL', source);
+    if (!isAbsolute(path)) throw invalid('source.path must be an absolute path', source);
+    return path;
+  }
+
+  private pathOfUrl(text: string): string {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw invalid('source string must be a file:// URL', text);
+    }
+    if (url.protocol !== 'file:') throw invalid(`unsupported source URL scheme "${url.protocol}"`, text);
+    if (url.hostname !== '' && url.hostname !== 'localhost') throw invalid('file URL must not name a remote host', text);
+    if (url.search || url.hash) throw invalid('file URL must not have a query or fragment', text);
+    try {
+      return fileURLToPath(url);
+    } catch (err) {
+      throw invalid(`invalid file URL: ${(err as Error).message}`, text);
+    }
+  }
+}

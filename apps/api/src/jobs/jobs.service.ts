@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+
+import { InjectQueue } from '@nestjs/bullmq';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+
+import { HASHQ_LOGGER } from '@hashq/config';
+import type { JobEntity } from '@hashq/database';
+import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions } from '@hashq/jobs';
+
+import { ApiError } from '../common/api-error';
+import { decodeCursor, encodeCursor, isUuid } from './cursor';
+import type { CreateJobDto } from './dto/create-job.dto';
+import type { JobListResponse, JobResponse } from './dto/job.response';
+import { DEFAULT_PAGE_SIZE, type ListJobsQuery } from './dto/list-jobs.query';
+import { JobRequestValidator } from './job-request.validator';
+import { JobSourceResolver } from './job-source.resolver';
+import { toJobResponse } from './job.view';
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export interface SubmitResult {
+  job: JobResponse;
+  /** true when an Idempotency-Key matched an earlier identical request */
+  replayed: boolean;
+}
+
+/** Stable JSON (sorted keys) of a request, so equal bodies hash equal whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+@Injectable()
+export class JobsService {
+  constructor(
+    private readonly jobs: JobsRepository,
+    private readonly validator: JobRequestValidator,
+    private readonly sources: JobSourceResolver,
+    @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData>,
+    @Inject(HASHQ_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Records the job in PostgreSQL (the truth), then dispatches it through BullMQ. */
+  async submit(dto: CreateJobDto, idempotencyKey?: string): Promise<SubmitResult> {
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
+      throw ApiError.badRequest('INVALID_IDEMPOTENCY_KEY', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+    }
+    const checked = this.validator.check(dto);
+    const source = await this.sources.resolve(dto.source);
+    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(canonicalJson(dto)).digest('hex');
+
+    const result = await this.jobs.insert({
+      source: source.ref,
+      algorithms: checked.algorithms,
+      options: checked.options,
+      totalBytes: source.size,
+      idempotencyKey,
+      requestHash,
+    });
+    if (result.kind === 'existing' && !result.sameRequest) {
+      throw new ApiError(
+        HttpStatus.CONFLICT,
+        'IDEMPOTENCY_KEY_REUSED',
+        'this Idempotency-Key was used with a different request body',
+        { jobId: result.job.id },
+      );
+    }
+    // Enqueued again on a replay too: the BullMQ id is the job id, so this is a no-op unless the
+    // first attempt never reached Redis.
+    if (result.job.status === 'queued') await this.enqueue(result.job);
+    return { job: toJobResponse(result.job), replayed: result.kind === 'existing' };
+  }
+
+  async get(id: string): Promise<JobResponse> {
+    return toJobResponse(await this.findOrFail(id));
+  }
+
+  async list(query: ListJobsQuery): Promise<JobListResponse> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
+    const rows = await this.jobs.list({ status: query.status, limit: limit + 1, after });
+    const page = rows.slice(0, limit);
+    return {
+      items: page.map(toJobResponse),
+      nextCursor: rows.length > limit ? encodeCursor(page[page.length - 1].id) : null,
+    };
+  }
+
+  /** Returns the job and whether it is already canceled (true) or only asked to stop (false). */
+  async cancel(id: string): Promise<{ job: JobResponse; canceled: boolean }> {
+    if (!isUuid(id)) throw this.notFound(id);
+    const result = await this.jobs.requestCancel(id);
+    switch (result.kind) {
+      case 'not-found':
+        throw this.notFound(id);
+      case 'already-finished':
+        throw new ApiError(HttpStatus.CONFLICT, 'JOB_FINISHED', `job already ${result.job.status}`, {
+          status: result.job.status,
+        });
+      case 'canceled':
+        await this.removeFromQueue(id);
+        return { job: toJobResponse(result.job), canceled: true };
+      case 'requested':
+        return { job: toJobResponse(result.job), canceled: false };
+    }
+  }
+
+  private async findOrFail(id: string): Promise<JobEntity> {
+    const job = isUuid(id) ? await this.jobs.findById(id) : null;
+    if (!job) throw this.notFound(id);
+    return job;
+  }
+
+  private notFound(id: string): ApiError {
+    return new ApiError(HttpStatus.NOT_FOUND, 'JOB_NOT_FOUND', `no job with id ${id}`, { id });
+  }
+
+  /** A Redis failure does not fail the request: the job is stored and the reconciler re-enqueues it. */
+  private async enqueue(job: JobEntity): Promise<void> {
+    try {
+      await this.queue.add('hash', { jobId: job.id }, hashJobOptions(job.id, job.options.priority));
+    } catch (err) {
+      this.logger.warn({ jobId: job.id, err }, 'enqueue failed; the job stays queued in PostgreSQL');
+    }
+  }
+
+  /** A canceled job that is still waiting in BullMQ is taken out (an active one is skipped by the worker). */
+  private async removeFromQueue(id: string): Promise<void> {
+    try {
+      await this.queue.remove(id);
+    } catch (err) {
+      this.logger.debug({ jobId: id, err }, 'canceled job not removed from the queue');
+    }
+  }
+}

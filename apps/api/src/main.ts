@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+
+import { NestFactory } from '@nestjs/core';
+
+import { ConfigError, PinoNestLogger, createLogger, loadConfig } from '@hashq/config';
+
+import { AppModule } from './app.module';
+import { configureApp } from './app.setup';
+
+async function bootstrap(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger('api', config.logLevel);
+  const app = await NestFactory.create(AppModule.forRoot({ logger }), { logger: new PinoNestLogger(logger) });
+  configureApp(app);
+  await app.listen(config.port);
+  const url = await app.getUrl();
+  logger.info({ url, docs: `${url}/docs` }, 'hashq api listening');
+}
+
+bootstrap().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+  } else {
+    console.error(err);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,40 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+
+import type { Logger } from 'pino';
+
+import { type Env, type HashqConfig, loadConfig } from './config';
+import { createLogger } from './logger';
+
+/** Injection token of the validated HashqConfig. */
+export const HASHQ_CONFIG = Symbol('HASHQ_CONFIG');
+/** Injection token of the app's pino Logger. */
+export const HASHQ_LOGGER = Symbol('HASHQ_LOGGER');
+
+export interface ConfigModuleOptions {
+  /** Values that take precedence over process.env (tests use their own database and prefix). */
+  env?: Env;
+  /** The app's logger; by default a pino logger named `name` at LOG_LEVEL. */
+  logger?: Logger;
+  /** Service name on every log line (api, worker). */
+  name?: string;
+}
+
+/** Validates the environment once and provides it (HASHQ_CONFIG) and a logger (HASHQ_LOGGER) to every module. */
+@Global()
+@Module({})
+export class HashqConfigModule {
+  static forRoot(options: ConfigModuleOptions = {}): DynamicModule {
+    return {
+      module: HashqConfigModule,
+      providers: [
+        { provide: HASHQ_CONFIG, useFactory: () => loadConfig({ ...process.env, ...options.env }) },
+        {
+          provide: HASHQ_LOGGER,
+          inject: [HASHQ_CONFIG],
+          useFactory: (config: HashqConfig) => options.logger ?? createLogger(options.name ?? 'hashq', config.logLevel),
+        },
+      ],
+      exports: [HASHQ_CONFIG, HASHQ_LOGGER],
+    };
+  }
+}

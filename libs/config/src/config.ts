@@ -1,0 +1,143 @@
+import { existsSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+/** Everything hashq reads from the environment, validated and typed. */
+export interface HashqConfig {
+  port: number;
+  databaseUrl: string;
+  databaseSchema: string;
+  redisUrl: string;
+  queuePrefix: string;
+  fileRoots: string[];
+  chunkBytes: number;
+  checkpointBytes: number;
+  checkpointSeconds: number;
+  workerConcurrency: number;
+  leaseSeconds: number;
+  logLevel: LogLevel;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type Env = Record<string, string | undefined>;
+
+/** Thrown at start when the environment is unusable; lists every problem at once. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+/**
+ * The repository root: the nearest folder above the working directory that holds nest-cli.json
+ * (npm scripts run there); the working directory itself when there is none (e.g. in a container).
+ */
+export function projectRoot(start = process.cwd()): string {
+  for (let dir = resolve(start); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'nest-cli.json'))) return dir;
+    if (dirname(dir) === dir) return resolve(start);
+  }
+}
+
+/** Default values; they work on a developer machine with local PostgreSQL and Redis. */
+export function defaultEnv(root = projectRoot()): Required<Record<EnvName, string>> {
+  return {
+    PORT: '3000',
+    DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/hashq',
+    DATABASE_SCHEMA: 'public',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: 'hashq',
+    HASHQ_FILE_ROOTS: join(root, 'data'),
+    CHUNK_BYTES: String(8 * 1024 * 1024),
+    CHECKPOINT_BYTES: String(64 * 1024 * 1024),
+    CHECKPOINT_SECONDS: '5',
+    WORKER_CONCURRENCY: '1',
+    LEASE_SECONDS: '30',
+    LOG_LEVEL: 'info',
+  };
+}
+
+export type EnvName =
+  | 'PORT'
+  | 'DATABASE_URL'
+  | 'DATABASE_SCHEMA'
+  | 'REDIS_URL'
+  | 'QUEUE_PREFIX'
+  | 'HASHQ_FILE_ROOTS'
+  | 'CHUNK_BYTES'
+  | 'CHECKPOINT_BYTES'
+  | 'CHECKPOINT_SECONDS'
+  | 'WORKER_CONCURRENCY'
+  | 'LEASE_SECONDS'
+  | 'LOG_LEVEL';
+
+/** Reads and validates the configuration; `env` defaults to process.env. */
+export function loadConfig(env: Env = process.env): HashqConfig {
+  const defaults = defaultEnv();
+  const problems: string[] = [];
+  const raw = (name: EnvName): string => {
+    const value = env[name]?.trim();
+    return value === undefined || value === '' ? defaults[name] : value;
+  };
+  const int = (name: EnvName, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const text = raw(name);
+    const value = Number(text);
+    if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer between ${min} and ${max}, got "${text}"`);
+    }
+    return value;
+  };
+  const url = (name: EnvName, protocols: string[]): string => {
+    const text = raw(name);
+    try {
+      const parsed = new URL(text);
+      if (!protocols.includes(parsed.protocol)) {
+        problems.push(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+      }
+    } catch {
+      problems.push(`${name} is not a valid URL: "${text}"`);
+    }
+    return text;
+  };
+
+  const fileRoots = raw('HASHQ_FILE_ROOTS')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  if (fileRoots.length === 0) problems.push('HASHQ_FILE_ROOTS must list at least one folder');
+  for (const root of fileRoots) {
+    if (!isAbsolute(root)) problems.push(`HASHQ_FILE_ROOTS entries must be absolute paths, got "${root}"`);
+  }
+
+  const schema = raw('DATABASE_SCHEMA');
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    problems.push(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
+  }
+  const queuePrefix = raw('QUEUE_PREFIX');
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(queuePrefix)) {
+    problems.push(`QUEUE_PREFIX must be 1 to 64 characters of [A-Za-z0-9_.-], got "${queuePrefix}"`);
+  }
+  const logLevel = raw('LOG_LEVEL') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const config: HashqConfig = {
+    port: int('PORT', 0, 65535),
+    databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databaseSchema: schema,
+    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    queuePrefix,
+    fileRoots: fileRoots.map((root) => resolve(root)),
+    chunkBytes: int('CHUNK_BYTES', 4096, 1024 * 1024 * 1024),
+    checkpointBytes: int('CHECKPOINT_BYTES', 4096),
+    checkpointSeconds: int('CHECKPOINT_SECONDS', 1, 86400),
+    workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
+    leaseSeconds: int('LEASE_SECONDS', 5, 86400),
+    logLevel,
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,9 @@
+// Entry point for the TypeORM CLI (`typeorm migration:show -d dist/libs/database/src/data-source.js`).
+// `npm run migration:run` uses libs/database/src/migrate-cli.ts, which also creates the schema.
+import { DataSource } from 'typeorm';
+
+import { loadConfig } from '@hashq/config';
+
+import { dataSourceOptions } from './data-source-options';
+
+export default new DataSource(dataSourceOptions(loadConfig()));

@@ -1,0 +1,97 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+import { bigintAsNumber } from './bigint.transformer';
+
+export type JobStatusValue = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
+
+/** jobs: one hashing request; PostgreSQL is the system of record (see migrations/). */
+@Entity({ name: 'jobs' })
+@Index('jobs_created_at_id_idx', ['createdAt', 'id'])
+@Index('jobs_status_idx', ['status'])
+export class JobEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ type: 'text' })
+  status: JobStatusValue;
+
+  @Column({ type: 'jsonb' })
+  source: { type: string; [field: string]: unknown };
+
+  @Column({ type: 'text', array: true })
+  algorithms: string[];
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  options: {
+    outputLength?: number;
+    customization?: string;
+    expected?: Record<string, string>;
+    priority?: number;
+  };
+
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true, unique: true })
+  idempotencyKey: string | null;
+
+  @Column({ name: 'request_hash', type: 'text', nullable: true })
+  requestHash: string | null;
+
+  @Column({ type: 'bigint', default: 0, transformer: bigintAsNumber })
+  fence: number;
+
+  @Column({ name: 'lease_owner', type: 'text', nullable: true })
+  leaseOwner: string | null;
+
+  @Column({ name: 'lease_expires_at', type: 'timestamptz', nullable: true })
+  leaseExpiresAt: Date | null;
+
+  @Column({ name: 'total_bytes', type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  totalBytes: number | null;
+
+  @Column({ name: 'bytes_done', type: 'bigint', default: 0, transformer: bigintAsNumber })
+  bytesDone: number;
+
+  @Column({ name: 'bytes_read', type: 'bigint', default: 0, transformer: bigintAsNumber })
+  bytesRead: number;
+
+  @Column({ name: 'checkpoint_offset', type: 'bigint', default: 0, transformer: bigintAsNumber })
+  checkpointOffset: number;
+
+  @Column({ name: 'source_version', type: 'jsonb', nullable: true })
+  sourceVersion: Record<string, string | number | null> | null;
+
+  @Column({ name: 'checkpointed_at', type: 'timestamptz', nullable: true })
+  checkpointedAt: Date | null;
+
+  @Column({ type: 'int', default: 0 })
+  attempts: number;
+
+  @Column({ type: 'int', default: 0 })
+  resumes: number;
+
+  @Column({ name: 'cancel_requested', type: 'boolean', default: false })
+  cancelRequested: boolean;
+
+  @Column({ type: 'jsonb', nullable: true })
+  digests: Record<string, { hex: string; base64: string }> | null;
+
+  @Column({ name: 'error_code', type: 'text', nullable: true })
+  errorCode: string | null;
+
+  @Column({ name: 'error_message', type: 'text', nullable: true })
+  errorMessage: string | null;
+
+  @Column({ name: 'error_details', type: 'jsonb', nullable: true })
+  errorDetails: unknown;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+}

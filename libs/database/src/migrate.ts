@@ -1,0 +1,18 @@
+import { DataSource } from 'typeorm';
+
+import type { HashqConfig } from '@hashq/config';
+
+import { dataSourceOptions } from './data-source-options';
+
+/** Creates the configured schema if needed and applies every pending migration; returns their names. */
+export async function runMigrations(config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>): Promise<string[]> {
+  const dataSource = new DataSource(dataSourceOptions(config));
+  await dataSource.initialize();
+  try {
+    await dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${config.databaseSchema}"`);
+    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    return applied.map((migration) => migration.name);
+  } finally {
+    await dataSource.destroy();
+  }
+}

@@ -1,0 +1,14 @@
+/**
+ * Prometheus metric names shared by the api and the worker, so dashboards do not depend on
+ * which process exposes a metric.
+ */
+export const METRIC_NAMES = {
+  jobsByStatus: 'hashq_jobs',
+  bytesHashed: 'hashq_bytes_hashed',
+  bytesRead: 'hashq_bytes_read',
+  queueDepth: 'hashq_queue_jobs',
+  checkpointSeconds: 'hashq_checkpoint_duration_seconds',
+} as const;
+
+/** Buckets of the checkpoint latency histogram (one fenced transaction: update + state upserts). */
+export const CHECKPOINT_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];

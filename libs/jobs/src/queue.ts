@@ -1,0 +1,29 @@
+import type { JobsOptions } from 'bullmq';
+
+/** The BullMQ queue that dispatches hash jobs (its keys live under QUEUE_PREFIX). */
+export const HASH_QUEUE = 'hash';
+
+/** Payload of a BullMQ hash job: only the id; everything else is read from PostgreSQL. */
+export interface HashJobData {
+  jobId: string;
+}
+
+/** Bounds of the `priority` field: BullMQ's own range, 1 runs first; absent means "no priority". */
+export const MIN_PRIORITY = 1;
+export const MAX_PRIORITY = 2_097_152;
+
+/**
+ * BullMQ options of a hash job. The BullMQ id is the job id, so enqueueing twice is harmless.
+ * Transient errors retry with exponential backoff (1 s, 2 s, 4 s, …); the worker throws
+ * UnrecoverableError for permanent ones, which skips the remaining attempts.
+ */
+export function hashJobOptions(jobId: string, priority?: number): JobsOptions {
+  return {
+    jobId,
+    priority,
+    attempts: 8,
+    backoff: { type: 'exponential', delay: 1000 },
+    removeOnComplete: { count: 1000 },
+    removeOnFail: { count: 5000 },
+  };
+}
