@@ -32,11 +32,8 @@ static void xoodyak_init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
 static void xoodyak_blocks(hq_ctx *c, const uint8_t *in, size_t n) {
   XOODOO_LOAD(c->s.w32);
   for (; n; n--, in += XOODYAK_RATE) {
-    a0 ^= hq_load32_le(in);
-    a1 ^= hq_load32_le(in + 4);
-    a2 ^= hq_load32_le(in + 8);
-    a3 ^= hq_load32_le(in + 12);
-    a4 ^= 0x01; /* padding byte 16 of a full block */
+    XOODOO_ADD_RATE16(in);
+    XOODOO_ADD_LANE4(0x01); /* padding: byte 16 of a full block */
     XOODOO_PERMUTE();
   }
   XOODOO_STORE(c->s.w32);
