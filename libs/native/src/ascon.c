@@ -21,9 +21,10 @@ void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 #endif
 
 static void ascon_p(uint64_t *s, int rounds) {
-  uint64_t x0 = s[0], x1 = s[1], x2 = s[2], x3 = s[3], x4 = s[4];
-  if (rounds == 12) ASCON_P(12);
-  else ASCON_P(8);
+  uint64_t x0 = s[0], x1 = s[1], x2 = s[2] ^ ASCON_C0(rounds), x3 = s[3],
+           x4 = s[4];
+  if (rounds == 12) ASCON_P(12, 0);
+  else ASCON_P(8, 0);
   s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
 }
 

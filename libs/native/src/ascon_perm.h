@@ -11,47 +11,55 @@
 
 #include "internal.h"
 
-/* One round on the locals x0..x4: constant addition, the bitsliced 5-bit
- * S-box (SP 800-232 §3.3, Figure 3) and the linear layer (§3.4). */
-#define ASCON_ROUND(c)                                                   \
+/*
+ * One round on the locals x0..x4: the bitsliced 5-bit S-box (SP 800-232
+ * §3.3, Figure 3) and the linear layer (§3.4), arranged for a short
+ * dependency chain (the rounds are latency-bound):
+ *  - x2 enters a round with its round constant already added: each round
+ *    adds the NEXT round's constant cn in its linear layer, beside the
+ *    rotations, and the S-box's final NOT of x2 is folded into it (~cn);
+ *  - ~a & (b ^ a) == ~a & b, so t1 and t3 are taken from x2 and x4
+ *    before the input XORs, one step earlier.
+ */
+#define ASCON_ROUND(cn)                                                  \
   do {                                                                   \
-    uint64_t t0, t1, t2, t3, t4;                                         \
-    x2 ^= (c);                                                           \
-    x0 ^= x4;                                                            \
-    x4 ^= x3;                                                            \
-    x2 ^= x1;                                                            \
-    t0 = ~x0 & x1;                                                       \
+    uint64_t a0, a2, a4, t0, t1, t2, t3, t4, y0, y1, y2, y3, y4;          \
+    a0 = x0 ^ x4;                                                        \
+    a4 = x4 ^ x3;                                                        \
+    a2 = x2 ^ x1;                                                        \
     t1 = ~x1 & x2;                                                       \
-    t2 = ~x2 & x3;                                                       \
     t3 = ~x3 & x4;                                                       \
-    t4 = ~x4 & x0;                                                       \
-    x0 ^= t1;                                                            \
-    x1 ^= t2;                                                            \
-    x2 ^= t3;                                                            \
-    x3 ^= t4;                                                            \
-    x4 ^= t0;                                                            \
-    x1 ^= x0;                                                            \
-    x0 ^= x4;                                                            \
-    x3 ^= x2;                                                            \
-    x2 = ~x2;                                                            \
-    x0 ^= hq_rotr64(x0, 19) ^ hq_rotr64(x0, 28);                         \
-    x1 ^= hq_rotr64(x1, 61) ^ hq_rotr64(x1, 39);                         \
-    x2 ^= hq_rotr64(x2, 1) ^ hq_rotr64(x2, 6);                           \
-    x3 ^= hq_rotr64(x3, 10) ^ hq_rotr64(x3, 17);                         \
-    x4 ^= hq_rotr64(x4, 7) ^ hq_rotr64(x4, 41);                          \
+    t0 = ~a0 & x1;                                                       \
+    t2 = ~a2 & x3;                                                       \
+    t4 = ~a4 & a0;                                                       \
+    y0 = a0 ^ t1;                                                        \
+    y1 = x1 ^ t2;                                                        \
+    y2 = a2 ^ t3; /* the S-box output is ~y2 */                          \
+    y3 = x3 ^ t4;                                                        \
+    y4 = a4 ^ t0;                                                        \
+    y1 ^= y0;                                                            \
+    y0 ^= y4;                                                            \
+    y3 ^= y2;                                                            \
+    x0 = y0 ^ (hq_rotr64(y0, 19) ^ hq_rotr64(y0, 28));                   \
+    x1 = y1 ^ (hq_rotr64(y1, 61) ^ hq_rotr64(y1, 39));                   \
+    x2 = (y2 ^ ~(uint64_t)(cn)) ^ (hq_rotr64(y2, 1) ^ hq_rotr64(y2, 6)); \
+    x3 = y3 ^ (hq_rotr64(y3, 10) ^ hq_rotr64(y3, 17));                   \
+    x4 = y4 ^ (hq_rotr64(y4, 7) ^ hq_rotr64(y4, 41));                    \
   } while (0)
 
-/* Round constants of round i of p12 are 0xf0 - 0x0f·i, i.e. 0xf0, 0xe1,
- * …, 0x4b; p8 runs the last eight (SP 800-232 Table 5). */
-#define ASCON_P(rounds)                                                  \
+/* Round i of p12 has the constant 0xf0 - 0x0f·i (0xf0, 0xe1, …, 0x4b); p8
+ * runs the last eight (SP 800-232 Table 5). ASCON_P expects x2 to hold
+ * x2 ^ ASCON_C0(rounds) and leaves x2 ^ exit_c (exit_c: the constant of
+ * whatever round comes next, 0 for none). */
+#define ASCON_C0(rounds) ((rounds) == 12 ? 0xf0 : 0xb4)
+#define ASCON_P(rounds, exit_c)                                          \
   do {                                                                   \
     if ((rounds) == 12) {                                                \
-      ASCON_ROUND(0xf0);                                                 \
       ASCON_ROUND(0xe1);                                                 \
       ASCON_ROUND(0xd2);                                                 \
       ASCON_ROUND(0xc3);                                                 \
+      ASCON_ROUND(0xb4);                                                 \
     }                                                                    \
-    ASCON_ROUND(0xb4);                                                   \
     ASCON_ROUND(0xa5);                                                   \
     ASCON_ROUND(0x96);                                                   \
     ASCON_ROUND(0x87);                                                   \
@@ -59,6 +67,7 @@
     ASCON_ROUND(0x69);                                                   \
     ASCON_ROUND(0x5a);                                                   \
     ASCON_ROUND(0x4b);                                                   \
+    ASCON_ROUND(exit_c);                                                 \
   } while (0)
 
 /*
@@ -69,12 +78,14 @@
 static inline __attribute__((always_inline)) void
 ascon_absorb(uint64_t *s, const uint8_t *in, size_t n, int big_endian,
              int rounds) {
-  uint64_t x0 = s[0], x1 = s[1], x2 = s[2], x3 = s[3], x4 = s[4];
+  const uint64_t c0 = ASCON_C0(rounds);
+  uint64_t x0 = s[0], x1 = s[1], x2 = s[2] ^ c0, x3 = s[3], x4 = s[4];
   while (n--) {
     x0 ^= big_endian ? hq_load64_be(in) : hq_load64_le(in);
     in += 8;
-    ASCON_P(rounds);
+    ASCON_P(rounds, c0);
   }
+  x2 ^= c0;
   s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
 }
 
