@@ -90,16 +90,21 @@ export class JobsRepository {
   }
 
   async requestCancel(id: string): Promise<CancelResult> {
-    const canceled: { id: string }[] = await this.dataSource.query(
-      `UPDATE jobs SET status = 'canceled', cancel_requested = true, finished_at = now(), updated_at = now()
-       WHERE id = $1 AND status = 'queued' RETURNING id`,
-      [id],
-    );
-    if (canceled.length === 0) {
-      await this.dataSource.query(
-        `UPDATE jobs SET cancel_requested = true, updated_at = now() WHERE id = $1 AND status = 'running'`,
-        [id],
-      );
+    // queued → canceled in one conditional UPDATE, so a worker leasing the job at the same moment
+    // either sees 'canceled' or already holds it as 'running' (and then sees cancel_requested).
+    const canceled = await this.jobs
+      .createQueryBuilder()
+      .update(JobEntity)
+      .set({ status: JobStatus.Canceled, cancelRequested: true, finishedAt: () => 'now()' })
+      .where('id = :id AND status = :queued', { id, queued: JobStatus.Queued })
+      .execute();
+    if (!canceled.affected) {
+      await this.jobs
+        .createQueryBuilder()
+        .update(JobEntity)
+        .set({ cancelRequested: true })
+        .where('id = :id AND status = :running', { id, running: JobStatus.Running })
+        .execute();
     }
     const job = await this.findById(id);
     if (!job) return { kind: 'not-found' };

@@ -1,0 +1,272 @@
+/**
+ * Test harness for the worker: real child processes (node dist/apps/worker/main.js)
+ * against the machine's PostgreSQL and Redis, isolated per suite by a schema of
+ * its own and a queue prefix of its own. Needs `npm run build` first (npm test does it).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createReadStream, existsSync } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Queue } from 'bullmq';
+import { Client } from 'pg';
+import { projectRoot } from '@hashq/config';
+import { runMigrations } from '@hashq/database';
+import { HASH_QUEUE, hashJobOptions } from '@hashq/jobs';
+
+export const REPO_ROOT = projectRoot();
+export const WORKER_MAIN = join(REPO_ROOT, 'dist', 'apps', 'worker', 'main.js');
+export const MiB = 1024 * 1024;
+
+const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export type LogLine = Record<string, unknown> & { msg?: string };
+
+/** One worker child process with its parsed JSON log lines. */
+export class WorkerProcess {
+  readonly lines: LogLine[] = [];
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private readonly waiters = new Set<() => void>();
+  private readonly child: ChildProcess;
+
+  constructor(env: Record<string, string>) {
+    if (!existsSync(WORKER_MAIN)) throw new Error(`${WORKER_MAIN} is missing: run "npm run build" first`);
+    this.child = spawn(process.execPath, [WORKER_MAIN], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    for (const stream of [this.child.stdout!, this.child.stderr!]) {
+      createInterface({ input: stream }).on('line', (text) => this.onLine(text));
+    }
+    this.exited = new Promise((resolveExit) =>
+      this.child.once('exit', (code, signal) => {
+        resolveExit({ code, signal });
+        this.notify();
+      }),
+    );
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  kill(signal: NodeJS.Signals): void {
+    this.child.kill(signal);
+  }
+
+  /** Resolves with the first log line (past or future) that matches; rejects on exit or timeout. */
+  waitForLog(match: (line: LogLine) => boolean, timeoutMs = 30_000): Promise<LogLine> {
+    return new Promise((resolveLine, reject) => {
+      const check = (): boolean => {
+        const found = this.lines.find(match);
+        if (found) {
+          finish();
+          resolveLine(found);
+          return true;
+        }
+        if (!this.running) {
+          finish();
+          reject(new Error(`worker ${this.pid} exited before the expected log line:\n${this.tail()}`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(new Error(`timed out waiting for a log line of worker ${this.pid}:\n${this.tail()}`));
+      }, timeoutMs);
+      const finish = () => {
+        clearTimeout(timer);
+        this.waiters.delete(waiter);
+      };
+      const waiter = () => void check();
+      this.waiters.add(waiter);
+      check();
+    });
+  }
+
+  /** SIGTERM (or the given signal) and wait for the exit; SIGKILL if it takes longer than the timeout. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000) {
+    if (!this.running) return this.exited;
+    this.kill(signal);
+    const timer = setTimeout(() => this.kill('SIGKILL'), timeoutMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  tail(count = 15): string {
+    return this.lines
+      .slice(-count)
+      .map((line) => JSON.stringify(line))
+      .join('\n');
+  }
+
+  private onLine(text: string): void {
+    try {
+      this.lines.push(JSON.parse(text) as LogLine);
+    } catch {
+      this.lines.push({ msg: text, raw: true });
+    }
+    this.notify();
+  }
+
+  private notify(): void {
+    for (const waiter of [...this.waiters]) waiter();
+  }
+}
+
+export interface JobRow {
+  id: string;
+  status: string;
+  fence: number;
+  attempts: number;
+  resumes: number;
+  total_bytes: number | null;
+  bytes_done: number;
+  bytes_read: number;
+  checkpoint_offset: number;
+  source_version: Record<string, unknown> | null;
+  cancel_requested: boolean;
+  digests: Record<string, { hex: string; base64: string }> | null;
+  error_code: string | null;
+  error_message: string | null;
+  error_details: unknown;
+  updated_at: Date;
+}
+
+/**
+ * One isolated environment: a fresh schema with the real migrations applied, a
+ * queue prefix nobody else uses, and a data folder that is the only file root.
+ */
+export class WorkerTestEnv {
+  readonly schema = `wtest_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  readonly queuePrefix = `hashq-wtest-${randomUUID().slice(0, 8)}`;
+  dataDir = '';
+  db!: Client;
+  queue!: Queue;
+  private readonly workers: WorkerProcess[] = [];
+
+  async setUp(): Promise<void> {
+    this.dataDir = await mkdtemp(join(tmpdir(), 'hashq-wtest-'));
+    await runMigrations({ databaseUrl: DATABASE_URL, databaseSchema: this.schema });
+    this.db = new Client({ connectionString: DATABASE_URL });
+    await this.db.connect();
+    const url = new URL(REDIS_URL);
+    this.queue = new Queue(HASH_QUEUE, {
+      connection: { host: url.hostname, port: Number(url.port || 6379) },
+      prefix: this.queuePrefix,
+    });
+  }
+
+  async tearDown(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.stop('SIGKILL')));
+    await this.queue?.obliterate({ force: true }).catch(() => undefined);
+    await this.queue?.close();
+    await this.db?.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
+    await this.db?.end();
+    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** Environment of a worker process of this test (extra entries override). */
+  workerEnv(extra: Record<string, string> = {}): Record<string, string> {
+    return {
+      DATABASE_URL,
+      DATABASE_SCHEMA: this.schema,
+      REDIS_URL,
+      QUEUE_PREFIX: this.queuePrefix,
+      HASHQ_FILE_ROOTS: this.dataDir,
+      LOG_LEVEL: 'info',
+      // A killed worker's job is picked up again within a few seconds, not a minute.
+      WORKER_LOCK_DURATION_MS: '2000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
+      ...extra,
+    };
+  }
+
+  startWorker(extra: Record<string, string> = {}): WorkerProcess {
+    const worker = new WorkerProcess(this.workerEnv(extra));
+    this.workers.push(worker);
+    return worker;
+  }
+
+  /** Inserts a queued job row the way the API does and enqueues it. */
+  async submit(path: string, algorithms: string[], options: Record<string, unknown> = {}): Promise<string> {
+    const { rows } = await this.db.query<{ id: string }>(
+      `INSERT INTO "${this.schema}".jobs (status, source, algorithms, options)
+       VALUES ('queued', $1, $2, $3) RETURNING id`,
+      [JSON.stringify({ type: 'file', path }), algorithms, JSON.stringify(options)],
+    );
+    const id = rows[0].id;
+    await this.queue.add(HASH_QUEUE, { jobId: id }, hashJobOptions(id));
+    return id;
+  }
+
+  async job(id: string): Promise<JobRow> {
+    const { rows } = await this.db.query(`SELECT * FROM "${this.schema}".jobs WHERE id = $1`, [id]);
+    const row = rows[0];
+    for (const column of ['fence', 'total_bytes', 'bytes_done', 'bytes_read', 'checkpoint_offset']) {
+      if (row[column] !== null) row[column] = Number(row[column]);
+    }
+    return row as JobRow;
+  }
+
+  async states(id: string): Promise<Map<string, Buffer>> {
+    const { rows } = await this.db.query<{ algorithm: string; state: Buffer }>(
+      `SELECT algorithm, state FROM "${this.schema}".job_states WHERE job_id = $1`,
+      [id],
+    );
+    return new Map(rows.map((row) => [row.algorithm, row.state]));
+  }
+
+  /** Polls PostgreSQL until the job matches (the system of record, never Redis). */
+  async waitForJob(id: string, match: (job: JobRow) => boolean, timeoutMs = 45_000): Promise<JobRow> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const row = await this.job(id);
+      if (match(row)) return row;
+      if (Date.now() > deadline) throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(row)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /**
+   * A file of `mib` MiB made of one random MiB repeated (cheap to write, not
+   * sparse); different blocks at different offsets would not make the test stronger
+   * than a digest compared with Node's crypto over the very same bytes.
+   */
+  async createFile(name: string, mib: number): Promise<string> {
+    const path = join(this.dataDir, name);
+    const block = randomBytes(MiB);
+    const handle = await open(path, 'w');
+    try {
+      for (let i = 0; i < mib; i++) {
+        block.writeUInt32BE(i, 0); // every MiB differs, so a wrong offset changes the digest
+        await handle.write(block, 0, block.length);
+      }
+    } finally {
+      await handle.close();
+    }
+    return path;
+  }
+}
+
+/** Node's crypto over a whole file: the independent oracle. */
+export async function fileDigest(algorithm: string, path: string): Promise<string> {
+  const hash = createHash(algorithm);
+  for await (const chunk of createReadStream(path, { highWaterMark: 8 * MiB })) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export const isCheckpoint = (minOffset = 0) => (line: LogLine) =>
+  line.msg === 'checkpoint saved' && typeof line.offset === 'number' && line.offset >= minOffset;
