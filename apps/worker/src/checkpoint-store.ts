@@ -1,6 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
-import type { DigestValue, HashOptions } from './job-hashers.js';
+import type { DigestValue, JobOptions } from '@hashq/jobs';
 
 /** A job row as the worker sees it right after taking the lease. */
 export interface LeasedJob {
@@ -8,7 +8,7 @@ export interface LeasedJob {
   fence: number;
   source: SourceSpec;
   algorithms: string[];
-  options: HashOptions & { expected?: Record<string, string> };
+  options: JobOptions;
   checkpointOffset: number;
   sourceVersion: SourceVersion | null;
   bytesRead: number;

@@ -1,7 +1,8 @@
 import { sameVersion, SourceError, type OpenedSource, type Source, type SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
-import { JobHashers, type DigestValue } from './job-hashers.js';
+import type { DigestValue } from '@hashq/jobs';
+import { JobHashers } from './job-hashers.js';
 
 export interface RunSettings {
   chunkBytes: number;

@@ -3,28 +3,23 @@ import { randomUUID } from 'node:crypto';
 import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
+import { HASHQ_CONFIG, HASHQ_LOGGER, loadConfig, type HashqConfig } from '@hashq/config';
+import { HASH_QUEUE, type HashJobData } from '@hashq/jobs';
 import { SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-store.js';
 import { HashRun, type RunOutcome } from './hash-run.js';
 import { classifyError } from './job-errors.js';
-import { ROOT_LOGGER } from './logger.js';
-import { loadWorkerConfig, WORKER_CONFIG, type WorkerConfig } from './worker-config.js';
-
-export const HASH_QUEUE = 'hash';
-
-export interface HashJobData {
-  jobId: string;
-}
+import { loadWorkerSettings } from './worker-config.js';
 
 /** BullMQ options are fixed when the class is decorated, so they come from the environment directly. */
 function workerOptions() {
-  const config = loadWorkerConfig();
+  const settings = loadWorkerSettings();
   return {
-    concurrency: config.concurrency,
-    lockDuration: config.lockDurationMs,
-    stalledInterval: config.stalledIntervalMs,
-    maxStalledCount: config.maxStalledCount,
+    concurrency: loadConfig().workerConcurrency,
+    lockDuration: settings.lockDurationMs,
+    stalledInterval: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
   };
 }
 
@@ -42,8 +37,8 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   constructor(
     private readonly store: CheckpointStore,
     private readonly sources: SourceFactory,
-    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    @Inject(ROOT_LOGGER) private readonly log: Logger,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+    @Inject(HASHQ_LOGGER) private readonly log: Logger,
   ) {
     super();
   }

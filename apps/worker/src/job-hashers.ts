@@ -1,16 +1,6 @@
 import { algorithms, createHasher, Hasher, type AlgorithmInfo } from '@hashq/native';
 
-/** What a job asks of its algorithms (jobs.options). */
-export interface HashOptions {
-  outputLength?: number;
-  /** hex */
-  customization?: string;
-}
-
-export interface DigestValue {
-  hex: string;
-  base64: string;
-}
+import type { DigestValue, JobOptions } from '@hashq/jobs';
 
 /**
  * The hashers of one job, one per algorithm, all fed the same chunks. The
@@ -20,7 +10,7 @@ export interface DigestValue {
 export class JobHashers {
   private constructor(private readonly hashers: ReadonlyMap<string, Hasher>) {}
 
-  static create(names: readonly string[], options: HashOptions): JobHashers {
+  static create(names: readonly string[], options: Pick<JobOptions, 'outputLength' | 'customization'>): JobHashers {
     const info = new Map<string, AlgorithmInfo>(algorithms().map((a) => [a.name, a]));
     const hashers = new Map<string, Hasher>();
     for (const name of names) {

@@ -1,39 +1,42 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { createRootLogger, NestPinoLogger } from './logger.js';
-import { loadWorkerConfig } from './worker-config.js';
+import { loadConfig, PinoNestLogger } from '@hashq/config';
+import { createWorkerLogger } from './logger.js';
+import { loadWorkerSettings } from './worker-config.js';
 import { WorkerModule } from './worker.module.js';
 
 async function bootstrap(): Promise<void> {
-  const config = loadWorkerConfig();
-  const log = createRootLogger(config.logLevel);
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(config, log), {
-    logger: new NestPinoLogger(log),
+  const config = loadConfig();
+  const settings = loadWorkerSettings();
+  const log = createWorkerLogger(config.logLevel);
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(settings, log), {
+    logger: new PinoNestLogger(log),
   });
-  // Nest runs the shutdown hooks (checkpoint + release) on these signals.
+  // Nest runs the shutdown hooks (checkpoint + release, then close) on these signals.
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       setTimeout(() => {
-        log.error({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutdown took too long: exiting');
+        log.error({ signal, timeoutMs: settings.shutdownTimeoutMs }, 'shutdown took too long: exiting');
         process.exit(1);
-      }, config.shutdownTimeoutMs).unref();
+      }, settings.shutdownTimeoutMs).unref();
     });
   }
   log.info(
     {
       queuePrefix: config.queuePrefix,
-      concurrency: config.concurrency,
+      concurrency: config.workerConcurrency,
       chunkBytes: config.chunkBytes,
       checkpointBytes: config.checkpointBytes,
       checkpointSeconds: config.checkpointSeconds,
+      ...settings,
     },
     'worker started',
   );
 }
 
 bootstrap().catch((err: unknown) => {
-  // Config or connection errors at start: one JSON line, then a non-zero exit.
-  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'worker failed to start', err: String(err) })}\n`);
+  // Configuration or connection errors at start: one JSON line, then a non-zero exit.
+  process.stderr.write(`${JSON.stringify({ level: 60, service: 'worker', msg: 'worker failed to start', err: String(err) })}\n`);
   process.exit(1);
 });

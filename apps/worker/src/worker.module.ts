@@ -1,12 +1,15 @@
-import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { HASHQ_CONFIG, HashqConfigModule, type HashqConfig } from '@hashq/config';
+import { DatabaseModule } from '@hashq/database';
+import { HASH_QUEUE } from '@hashq/jobs';
 import { FileRoots, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { CheckpointStore } from './checkpoint-store.js';
-import { HASH_QUEUE, HashProcessor } from './hash.processor.js';
-import { ROOT_LOGGER } from './logger.js';
-import { WORKER_CONFIG, type WorkerConfig } from './worker-config.js';
+import { HashProcessor } from './hash.processor.js';
+import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 
 /** ioredis options from REDIS_URL; BullMQ workers need maxRetriesPerRequest: null (blocking commands). */
 export function redisConnection(redisUrl: string) {
@@ -22,46 +25,36 @@ export function redisConnection(redisUrl: string) {
   };
 }
 
-/** The worker talks SQL only (fenced UPDATEs), so its DataSource needs no entities. */
-class WorkerDatabase implements OnApplicationShutdown {
-  constructor(readonly dataSource: DataSource) {}
-
-  static async connect(config: WorkerConfig): Promise<WorkerDatabase> {
-    const dataSource = new DataSource({
-      type: 'postgres',
-      url: config.databaseUrl,
-      schema: config.databaseSchema,
-      synchronize: false,
-      extra: { max: config.concurrency * 2 + 1 },
-    });
-    return new WorkerDatabase(await dataSource.initialize());
-  }
-
-  // After beforeApplicationShutdown: the jobs have released their leases by now.
-  async onApplicationShutdown(): Promise<void> {
-    if (this.dataSource.isInitialized) await this.dataSource.destroy();
-  }
-}
-
 @Module({})
 export class WorkerModule {
-  static register(config: WorkerConfig, log: Logger): DynamicModule {
+  static register(settings: WorkerSettings, logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
       imports: [
-        BullModule.forRoot({ connection: redisConnection(config.redisUrl), prefix: config.queuePrefix }),
+        HashqConfigModule.forRoot({ name: 'worker', logger }),
+        DatabaseModule,
+        BullModule.forRootAsync({
+          inject: [HASHQ_CONFIG],
+          useFactory: (config: HashqConfig) => ({
+            connection: redisConnection(config.redisUrl),
+            prefix: config.queuePrefix,
+          }),
+        }),
         BullModule.registerQueue({ name: HASH_QUEUE }),
       ],
       providers: [
-        { provide: WORKER_CONFIG, useValue: config },
-        { provide: ROOT_LOGGER, useValue: log },
-        { provide: WorkerDatabase, useFactory: () => WorkerDatabase.connect(config) },
+        { provide: WORKER_SETTINGS, useValue: settings },
         {
           provide: CheckpointStore,
-          inject: [WorkerDatabase],
-          useFactory: (db: WorkerDatabase) => new CheckpointStore(db.dataSource, config.databaseSchema, config.leaseSeconds),
+          inject: [getDataSourceToken(), HASHQ_CONFIG],
+          useFactory: (dataSource: DataSource, config: HashqConfig) =>
+            new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds),
         },
-        { provide: SourceFactory, useFactory: () => new SourceFactory(FileRoots.parse(config.fileRoots)) },
+        {
+          provide: SourceFactory,
+          inject: [HASHQ_CONFIG],
+          useFactory: (config: HashqConfig) => new SourceFactory(new FileRoots(config.fileRoots)),
+        },
         HashProcessor,
       ],
     };
