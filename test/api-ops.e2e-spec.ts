@@ -1,0 +1,114 @@
+import { createHash, getHashes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+import type { INestApplication } from '@nestjs/common';
+import { algorithms } from '@hashq/native';
+import request from 'supertest';
+
+import { createApiApp } from './helpers/api';
+import { type TestEnv, createTestEnv } from './helpers/env';
+
+/** A TCP port on which nothing listens (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Parses Prometheus text into "name{labels}" → value. */
+function samples(text: string): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line.startsWith('#') || line.trim() === '') continue;
+    const at = line.lastIndexOf(' ');
+    map.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return map;
+}
+
+describe('algorithms, health, metrics, docs (e2e)', () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    app = await createApiApp(env);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await env?.cleanup();
+  });
+
+  it('GET /v1/algorithms lists the native library algorithms', async () => {
+    const res = await http().get('/v1/algorithms').expect(200);
+    const native = algorithms();
+    expect(res.body.items.map((a: { name: string }) => a.name)).toEqual(native.map((a) => a.name));
+    for (const item of res.body.items) {
+      expect(Object.keys(item).sort()).toEqual(
+        ['blockSize', 'customizable', 'digestLength', 'implementation', 'name', 'standard', 'xof'].sort(),
+      );
+    }
+    // Digest lengths of the algorithms Node's crypto also has must match it.
+    const nodeHashes = new Set(getHashes());
+    const common = res.body.items.filter((a: { name: string; xof: boolean }) => nodeHashes.has(a.name) && !a.xof);
+    expect(common.map((a: { name: string }) => a.name)).toEqual(expect.arrayContaining(['sha1', 'sha256', 'sha512']));
+    for (const a of common) expect(a.digestLength).toBe(createHash(a.name).digest().length);
+  });
+
+  it('GET /health checks PostgreSQL and Redis for real', async () => {
+    const res = await http().get('/health').expect(200);
+    expect(res.body).toMatchObject({ status: 'ok', checks: { postgres: { status: 'up' }, redis: { status: 'up' } } });
+  });
+
+  it('GET /health answers 503 naming the dependency that is down', async () => {
+    const port = await closedPort();
+    const broken = await createApiApp({ ...env, env: { ...env.env, REDIS_URL: `redis://127.0.0.1:${port}` } });
+    try {
+      const res = await request(broken.getHttpServer()).get('/health').expect(503);
+      expect(res.body.status).toBe('error');
+      expect(res.body.checks.postgres.status).toBe('up');
+      expect(res.body.checks.redis.status).toBe('down');
+      expect(typeof res.body.checks.redis.error).toBe('string');
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('GET /metrics reports jobs by status, bytes and queue depth from PostgreSQL and BullMQ', async () => {
+    const path = join(env.fileRoot, 'm.bin');
+    await writeFile(path, Buffer.alloc(1000));
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await http().post('/v1/jobs').send({ source: { type: 'file', path }, algorithms: ['sha256'] }).expect(202);
+      ids.push(res.body.id);
+    }
+    await http().post(`/v1/jobs/${ids[0]}/cancel`).expect(200);
+
+    const res = await http().get('/metrics').expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    const m = samples(res.text);
+    expect(m.get('hashq_jobs{status="queued"}')).toBe(2);
+    expect(m.get('hashq_jobs{status="canceled"}')).toBe(1);
+    expect(m.get('hashq_jobs{status="succeeded"}')).toBe(0);
+    expect(m.get('hashq_bytes_hashed')).toBe(0);
+    expect(m.get('hashq_bytes_read')).toBe(0);
+    expect(m.get('hashq_queue_jobs{state="waiting"}')).toBe(2);
+    expect(m.get('hashq_queue_jobs{state="active"}')).toBe(0);
+    expect(m.has('hashq_api_process_cpu_user_seconds_total')).toBe(true);
+  });
+
+  it('serves the OpenAPI page at /docs and its JSON at /docs/json', async () => {
+    const page = await http().get('/docs').expect(200);
+    expect(page.text).toContain('swagger');
+    const spec = await http().get('/docs/json').expect(200);
+    expect(Object.keys(spec.body.paths)).toEqual(
+      expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/cancel', '/v1/algorithms', '/health', '/metrics']),
+    );
+  });
+});
