@@ -189,7 +189,7 @@ static void each_record(char *text, void (*fn)(const struct rec *, const char *s
 struct run {
   int id;
   const struct katfile *kf;
-  unsigned char seed[128];
+  unsigned char seed[512];
   size_t seedlen;
   size_t shake_min, shake_max, shake_outlen;
 };
