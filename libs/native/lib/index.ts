@@ -10,12 +10,8 @@ export {
   BusyError,
   BadArgumentError,
 } from './errors';
+export type { AlgorithmName, AlgorithmInfo, Input, HasherOptions, HashOptions } from './hasher';
 export {
-  AlgorithmName,
-  AlgorithmInfo,
-  Input,
-  HasherOptions,
-  HashOptions,
   ASYNC_MIN_BYTES,
   Hasher,
   algorithms,

@@ -1,0 +1,49 @@
+/**
+ * The package loads from CommonJS `require` and ESM `import` by its name
+ * (self-reference through package.json "exports"), from the compiled dist/
+ * (`npm test` runs `tsc -p .` first).
+ */
+import { spawnSync } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as path from 'node:path';
+
+const root = path.join(__dirname, '..');
+const expected = crypto.createHash('sha256').update('abc').digest('hex');
+
+function node(args: string[]): string {
+  const env = { ...process.env };
+  delete env.HASHQ_NATIVE_IMPL;
+  const r = spawnSync(process.execPath, args, { cwd: root, env, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout.trim();
+}
+
+const probe = `[
+  m.hash('sha256', 'abc').toString('hex'),
+  typeof m.createHasher, typeof m.Hasher.restore, m.HashType.Sha256, m.HashType[0],
+  new m.Hash(m.HashType.Sha256).updateSync(Buffer.from('abc')).digestSync().toString('hex'),
+  new m.BusyError().code, m.algorithms().length > 0,
+].join(' ')`;
+const want = `${expected} function function 1 Sha1 ${expected} ERR_BUSY true`;
+
+test('CommonJS require', () => {
+  expect(node(['-e', `const m = require('@hashq/native'); console.log(${probe})`])).toBe(want);
+});
+
+test('ESM import (named and default exports are the same module instance)', () => {
+  const code = `import * as m from '@hashq/native'; import d from '@hashq/native';
+    import { createRequire } from 'node:module';
+    const c = createRequire(import.meta.url)('@hashq/native');
+    if (d.Hasher !== m.Hasher || c.Hasher !== m.Hasher) throw new Error('two instances');
+    const missing = Object.keys(c).filter((k) => !(k in m));
+    if (missing.length) throw new Error('not re-exported: ' + missing);
+    console.log(${probe});`;
+  expect(node(['--input-type=module', '-e', code])).toBe(want);
+});
+
+test('type declarations are shipped', () => {
+  const pkg = require(path.join(root, 'package.json'));
+  expect(pkg.types).toBe('dist/index.d.ts');
+  expect(pkg.exports['.'].types).toBe('./dist/index.d.ts');
+  expect(require('node:fs').existsSync(path.join(root, pkg.types))).toBe(true);
+});
