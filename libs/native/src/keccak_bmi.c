@@ -1,0 +1,20 @@
+/*
+ * The Keccak-f[1600] block loops built for x86-64 CPUs with BMI1 and BMI2:
+ * andn computes chi's NOT-AND in one instruction (so no lane
+ * complementing) and rorx rotates without a copy. keccak.c picks them at
+ * load time when cpuid reports both.
+ */
+#include "internal.h"
+
+#if defined(HQ_X86_64)
+#define KECCAK_COMPLEMENT 0
+#define KECCAK_TARGET __attribute__((target("bmi,bmi2")))
+#define KECCAK_NAME(f) hq_keccak_##f##_bmi
+void hq_keccak_f1600_bmi(uint64_t *s);
+void hq_keccak_blocks_r72_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r136_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r168_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+#include "keccak_perm.h"
+#else
+typedef int hq_keccak_bmi_unused; /* ISO C forbids an empty file */
+#endif

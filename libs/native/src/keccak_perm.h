@@ -1,0 +1,162 @@
+/*
+ * Keccak-f[1600] block loop, included by keccak.c (portable build, lane
+ * complementing) and keccak_bmi.c (built for BMI1/BMI2: andn does NOT-AND
+ * in one instruction, so no complementing, and rorx rotates without a
+ * copy). The includer defines KECCAK_COMPLEMENT (0/1), KECCAK_TARGET
+ * (storage class and function attributes) and KECCAK_NAME(f).
+ *
+ * The 25 lanes live in local variables for a whole run of blocks, a round
+ * reads lanes a.. and writes lanes e.. (the next round the other way
+ * round), so nothing is copied; rounds are unrolled two at a time so the
+ * loop stays small enough for the decoded-op cache. With complementing
+ * (the lane complementing transform of the Keccak team's implementation
+ * overview, §2.2) six lanes are kept inverted in registers, which turns
+ * most NOT-AND pairs of chi into a single AND or OR; the inversions are
+ * written as constant masks and folded away by the compiler, and undone
+ * before the state is written back.
+ */
+#include "internal.h"
+
+#define ROL(x, n) hq_rotl64((x), (n))
+
+/* With KECCAK_COMPLEMENT, lanes stored inverted between rounds: (1,0)
+ * (2,0) (3,1) (2,2) (2,3) (0,4). KC_xy is the mask of lane (x,y). */
+#if KECCAK_COMPLEMENT
+#define KC_INV (~0ull)
+#else
+#define KC_INV 0
+#endif
+#define KC_00 0
+#define KC_10 KC_INV
+#define KC_20 KC_INV
+#define KC_30 0
+#define KC_40 0
+#define KC_01 0
+#define KC_11 0
+#define KC_21 0
+#define KC_31 KC_INV
+#define KC_41 0
+#define KC_02 0
+#define KC_12 0
+#define KC_22 KC_INV
+#define KC_32 0
+#define KC_42 0
+#define KC_03 0
+#define KC_13 0
+#define KC_23 KC_INV
+#define KC_33 0
+#define KC_43 0
+#define KC_04 KC_INV
+#define KC_14 0
+#define KC_24 0
+#define KC_34 0
+#define KC_44 0
+/* Column parities c[x] come out inverted when column x holds an odd
+ * number of inverted lanes (x = 0..3), so d[x] = c[x-1] ^ rol(c[x+1], 1)
+ * is inverted for x = 0 and x = 3. */
+#define DM_0 KC_INV
+#define DM_1 0
+#define DM_2 0
+#define DM_3 KC_INV
+#define DM_4 0
+
+/* One row of rho, pi and chi: output row y of E from the five source
+ * lanes (lane s, column x, rotation r) of A. mK is the inversion of each
+ * pi/rho output; chi is written on the true values and the constant masks
+ * fold into AND/OR/ANDN forms. */
+#define ROW(A, E, y, s0, x0, r0, s1, x1, r1, s2, x2, r2, s3, x3, r3, s4,  \
+            x4, r4)                                                       \
+  do {                                                                    \
+    const uint64_t m0 = KC_##s0 ^ DM_##x0, m1 = KC_##s1 ^ DM_##x1;        \
+    const uint64_t m2 = KC_##s2 ^ DM_##x2, m3 = KC_##s3 ^ DM_##x3;        \
+    const uint64_t m4 = KC_##s4 ^ DM_##x4;                                \
+    uint64_t b0 = ROL(A##s0 ^ d##x0, r0), b1 = ROL(A##s1 ^ d##x1, r1);    \
+    uint64_t b2 = ROL(A##s2 ^ d##x2, r2), b3 = ROL(A##s3 ^ d##x3, r3);    \
+    uint64_t b4 = ROL(A##s4 ^ d##x4, r4);                                 \
+    E##0##y = ((b0 ^ m0) ^ (~(b1 ^ m1) & (b2 ^ m2))) ^ KC_0##y;           \
+    E##1##y = ((b1 ^ m1) ^ (~(b2 ^ m2) & (b3 ^ m3))) ^ KC_1##y;           \
+    E##2##y = ((b2 ^ m2) ^ (~(b3 ^ m3) & (b4 ^ m4))) ^ KC_2##y;           \
+    E##3##y = ((b3 ^ m3) ^ (~(b4 ^ m4) & (b0 ^ m0))) ^ KC_3##y;           \
+    E##4##y = ((b4 ^ m4) ^ (~(b0 ^ m0) & (b1 ^ m1))) ^ KC_4##y;           \
+  } while (0)
+
+/* One round A → E. Pi sends lane (x,y) to (y, 2x+3y); the rotation
+ * offsets are those of FIPS 202 Table 2. */
+#define ROUND(A, E, rc)                                                   \
+  do {                                                                    \
+    uint64_t c0 = A##00 ^ A##01 ^ A##02 ^ A##03 ^ A##04;                  \
+    uint64_t c1 = A##10 ^ A##11 ^ A##12 ^ A##13 ^ A##14;                  \
+    uint64_t c2 = A##20 ^ A##21 ^ A##22 ^ A##23 ^ A##24;                  \
+    uint64_t c3 = A##30 ^ A##31 ^ A##32 ^ A##33 ^ A##34;                  \
+    uint64_t c4 = A##40 ^ A##41 ^ A##42 ^ A##43 ^ A##44;                  \
+    uint64_t d0 = c4 ^ ROL(c1, 1), d1 = c0 ^ ROL(c2, 1);                  \
+    uint64_t d2 = c1 ^ ROL(c3, 1), d3 = c2 ^ ROL(c4, 1);                  \
+    uint64_t d4 = c3 ^ ROL(c0, 1);                                        \
+    ROW(A, E, 0, 00, 0, 0, 11, 1, 44, 22, 2, 43, 33, 3, 21, 44, 4, 14);  \
+    E##00 ^= (rc);                                                        \
+    ROW(A, E, 1, 30, 3, 28, 41, 4, 20, 02, 0, 3, 13, 1, 45, 24, 2, 61);  \
+    ROW(A, E, 2, 10, 1, 1, 21, 2, 6, 32, 3, 25, 43, 4, 8, 04, 0, 18);    \
+    ROW(A, E, 3, 40, 4, 27, 01, 0, 36, 12, 1, 10, 23, 2, 15, 34, 3, 56); \
+    ROW(A, E, 4, 20, 2, 62, 31, 3, 55, 42, 4, 39, 03, 0, 41, 14, 1, 2);  \
+  } while (0)
+
+/* FIPS 202 §3.2.5, rc(t) for the 24 rounds of Keccak-f[1600]. */
+static const uint64_t keccak_rc[24] = {
+    0x0000000000000001ull, 0x0000000000008082ull, 0x800000000000808Aull,
+    0x8000000080008000ull, 0x000000000000808Bull, 0x0000000080000001ull,
+    0x8000000080008081ull, 0x8000000000008009ull, 0x000000000000008Aull,
+    0x0000000000000088ull, 0x0000000080008009ull, 0x000000008000000Aull,
+    0x000000008000808Bull, 0x800000000000008Bull, 0x8000000000008089ull,
+    0x8000000000008003ull, 0x8000000000008002ull, 0x8000000000000080ull,
+    0x000000000000800Aull, 0x800000008000000Aull, 0x8000000080008081ull,
+    0x8000000000008080ull, 0x0000000080000001ull, 0x8000000080008008ull};
+
+/* Lane i = x + 5y of the state array, in both directions. */
+#define LANES(X)                                                          \
+  X(0, 00) X(1, 10) X(2, 20) X(3, 30) X(4, 40) X(5, 01) X(6, 11)          \
+  X(7, 21) X(8, 31) X(9, 41) X(10, 02) X(11, 12) X(12, 22) X(13, 32)      \
+  X(14, 42) X(15, 03) X(16, 13) X(17, 23) X(18, 33) X(19, 43) X(20, 04)   \
+  X(21, 14) X(22, 24) X(23, 34) X(24, 44)
+
+#define DECLARE(i, xy) uint64_t a##xy = s[i] ^ KC_##xy, e##xy;
+#define ABSORB(i, xy) \
+  if ((i) < lanes) a##xy ^= hq_load64_le(in + 8 * (i));
+#define STORE(i, xy) s[i] = a##xy ^ KC_##xy;
+
+/*
+ * XOR n blocks of `lanes` lanes into the state, permuting after each
+ * (lanes = 0: just permute n times; `in` is not read). Inlined with a
+ * constant `lanes` so the loads are unrolled per rate.
+ */
+static inline __attribute__((always_inline)) void
+keccak_absorb_lanes(uint64_t *s, const uint8_t *in, size_t n,
+                    unsigned lanes) {
+  LANES(DECLARE)
+  while (n--) {
+    LANES(ABSORB)
+    if (lanes) in += 8 * lanes;
+    for (int r = 0; r < 24; r += 2) {
+      ROUND(a, e, keccak_rc[r]);
+      ROUND(e, a, keccak_rc[r + 1]);
+    }
+  }
+  LANES(STORE)
+}
+
+/* The block functions of one build: hq_algo.blocks per rate, and the bare
+ * permutation for squeezing. */
+KECCAK_TARGET void KECCAK_NAME(f1600)(uint64_t *s) {
+  keccak_absorb_lanes(s, NULL, 1, 0);
+}
+KECCAK_TARGET void KECCAK_NAME(blocks_r72)(hq_ctx *c, const uint8_t *in,
+                                           size_t n) {
+  keccak_absorb_lanes(c->s.w64, in, n, 72 / 8);
+}
+KECCAK_TARGET void KECCAK_NAME(blocks_r136)(hq_ctx *c, const uint8_t *in,
+                                            size_t n) {
+  keccak_absorb_lanes(c->s.w64, in, n, 136 / 8);
+}
+KECCAK_TARGET void KECCAK_NAME(blocks_r168)(hq_ctx *c, const uint8_t *in,
+                                            size_t n) {
+  keccak_absorb_lanes(c->s.w64, in, n, 168 / 8);
+}
