@@ -15,18 +15,15 @@
 #include "ascon_perm.h"
 
 #if defined(HQ_X86_64)
+void hq_ascon_permute_bmi(uint64_t *s, int rounds);
 void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 #endif
 
-static void ascon_p(uint64_t *s, int rounds) {
-  uint64_t x0 = s[0], x1 = s[1], x2 = s[2] ^ ASCON_C0(rounds), x3 = s[3],
-           x4 = s[4];
-  if (rounds == 12) ASCON_P(12, 0);
-  else ASCON_P(8, 0);
-  s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
-}
+/* The permutation for init, padding and squeezing: the same build as the
+ * block loops (select_* below). */
+static void (*ascon_p)(uint64_t *s, int rounds) = hq_ascon_permute_portable;
 
 static void ascon_start(hq_ctx *c, uint64_t iv) {
   uint64_t *s = c->s.w64;
@@ -146,6 +143,7 @@ static void v12_final_p8(hq_ctx *c, uint8_t *out, size_t len) {
     self->blocks = fast ? hq_ascon_blocks_##mode##_bmi                    \
                         : hq_ascon_blocks_##mode##_portable;              \
     self->impl = fast ? "bmi2" : "portable";                              \
+    ascon_p = fast ? hq_ascon_permute_bmi : hq_ascon_permute_portable;    \
   }
 #else
 #define ASCON_SELECT(mode)                                                \
@@ -153,6 +151,7 @@ static void v12_final_p8(hq_ctx *c, uint8_t *out, size_t len) {
     (void)cpu;                                                            \
     self->blocks = hq_ascon_blocks_##mode##_portable;                     \
     self->impl = "portable";                                              \
+    ascon_p = hq_ascon_permute_portable;                                  \
   }
 #endif
 ASCON_SELECT(le12)

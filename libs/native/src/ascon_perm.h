@@ -91,8 +91,16 @@ ascon_absorb(uint64_t *s, const uint8_t *in, size_t n, int big_endian,
 
 #endif /* HASHQ_ASCON_PERM_H */
 
-/* The block functions of one build (hq_algo.blocks). */
+/* The functions of one build: the block loops (hq_algo.blocks) and the
+ * bare permutation (rounds = 12 or 8) for initialisation and squeezing. */
 #if defined(ASCON_NAME)
+ASCON_TARGET void ASCON_NAME(permute)(uint64_t *s, int rounds) {
+  uint64_t x0 = s[0], x1 = s[1], x2 = s[2] ^ ASCON_C0(rounds), x3 = s[3],
+           x4 = s[4];
+  if (rounds == 12) ASCON_P(12, 0);
+  else ASCON_P(8, 0);
+  s[0] = x0, s[1] = x1, s[2] = x2, s[3] = x3, s[4] = x4;
+}
 ASCON_TARGET void ASCON_NAME(blocks_le12)(hq_ctx *c, const uint8_t *in,
                                            size_t n) {
   ascon_absorb(c->s.w64, in, n, 0, 12);
