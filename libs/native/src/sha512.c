@@ -5,15 +5,17 @@
  * State: H0..H7 as host integers in c->s.w64[0..7]. The serialized format
  * relies on this layout.
  *
- * One round body, fully unrolled, instantiated twice: baseline x86-64 (or
- * any 64-bit CPU) and, on x86-64 CPUs with BMI2, the same code compiled for
- * BMI2 so the rotations become RORX (non-destructive, no extra moves).
+ * The portable block function is fully unrolled with the message schedule
+ * in a 16-word ring; x86-64 CPUs with AVX2 and BMI2 get sha512_avx2.c
+ * (vector message schedule, RORX rotations).
  */
-#include "internal.h"
+#include "sha512_rounds.h"
+
+void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
 
 /* FIPS 180-4 §4.2.3: the first 64 bits of the fractional parts of the cube
  * roots of the first 80 primes. */
-static const uint64_t K[80] = {
+const uint64_t hq_sha512_k[80] = {
     0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f,
     0xe9b5dba58189dbbc, 0x3956c25bf348b538, 0x59f111f1b605d019,
     0x923f82a4af194f9b, 0xab1c5ed5da6d8118, 0xd807aa98a3030242,
@@ -42,64 +44,36 @@ static const uint64_t K[80] = {
     0x431d67c49c100d4c, 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a,
     0x5fcb6fab3ad6faec, 0x6c44198c4a475817};
 
-#define BSIG0(x) (hq_rotr64(x, 28) ^ hq_rotr64(x, 34) ^ hq_rotr64(x, 39))
-#define BSIG1(x) (hq_rotr64(x, 14) ^ hq_rotr64(x, 18) ^ hq_rotr64(x, 41))
 #define SSIG0(x) (hq_rotr64(x, 1) ^ hq_rotr64(x, 8) ^ ((x) >> 7))
 #define SSIG1(x) (hq_rotr64(x, 19) ^ hq_rotr64(x, 61) ^ ((x) >> 6))
-#define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-#define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
 
+/* W is a 16-word ring; rounds 16..79 extend it in place (§6.4.2 step 1). */
 #define W(t) w[(t) & 15]
-#define LOADW(t) (W(t) = hq_load64_be(in + 8 * (t)))
-#define EXPAND(t) \
-  (W(t) += SSIG1(W((t) - 2)) + W((t) - 7) + SSIG0(W((t) - 15)))
-#define ROUND(a, b, c, d, e, f, g, h, t, wt)               \
-  do {                                                     \
-    uint64_t t1 = h + BSIG1(e) + CH(e, f, g) + K[t] + (wt); \
-    d += t1;                                               \
-    h = t1 + BSIG0(a) + MAJ(a, b, c);                      \
-  } while (0)
-#define ROUND8(t, wexpr)                                   \
-  ROUND(a, b, c, d, e, f, g, h, (t) + 0, wexpr((t) + 0));  \
-  ROUND(h, a, b, c, d, e, f, g, (t) + 1, wexpr((t) + 1));  \
-  ROUND(g, h, a, b, c, d, e, f, (t) + 2, wexpr((t) + 2));  \
-  ROUND(f, g, h, a, b, c, d, e, (t) + 3, wexpr((t) + 3));  \
-  ROUND(e, f, g, h, a, b, c, d, (t) + 4, wexpr((t) + 4));  \
-  ROUND(d, e, f, g, h, a, b, c, (t) + 5, wexpr((t) + 5));  \
-  ROUND(c, d, e, f, g, h, a, b, (t) + 6, wexpr((t) + 6));  \
-  ROUND(b, c, d, e, f, g, h, a, (t) + 7, wexpr((t) + 7))
+#define KW_LOAD(t) (hq_sha512_k[t] + (W(t) = hq_load64_be(in + 8 * (t))))
+#define KW_EXPAND(t) \
+  (hq_sha512_k[t] + \
+   (W(t) += SSIG1(W((t) - 2)) + W((t) - 7) + SSIG0(W((t) - 15))))
 
-static inline __attribute__((always_inline)) void sha512_compress(
-    uint64_t *s, const uint8_t *in, size_t n) {
+static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
+  uint64_t *s = ctx->s.w64;
   for (; n--; in += 128) {
     uint64_t w[16];
     uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
-    uint64_t e = s[4], f = s[5], g = s[6], h = s[7];
-    ROUND8(0, LOADW);
-    ROUND8(8, LOADW);
-    ROUND8(16, EXPAND);
-    ROUND8(24, EXPAND);
-    ROUND8(32, EXPAND);
-    ROUND8(40, EXPAND);
-    ROUND8(48, EXPAND);
-    ROUND8(56, EXPAND);
-    ROUND8(64, EXPAND);
-    ROUND8(72, EXPAND);
+    uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
+    SHA512_ROUND8(KW_LOAD, 0);
+    SHA512_ROUND8(KW_LOAD, 8);
+    SHA512_ROUND8(KW_EXPAND, 16);
+    SHA512_ROUND8(KW_EXPAND, 24);
+    SHA512_ROUND8(KW_EXPAND, 32);
+    SHA512_ROUND8(KW_EXPAND, 40);
+    SHA512_ROUND8(KW_EXPAND, 48);
+    SHA512_ROUND8(KW_EXPAND, 56);
+    SHA512_ROUND8(KW_EXPAND, 64);
+    SHA512_ROUND8(KW_EXPAND, 72);
     s[0] += a; s[1] += b; s[2] += c; s[3] += d;
     s[4] += e; s[5] += f; s[6] += g; s[7] += h;
   }
 }
-
-static void sha512_blocks_portable(hq_ctx *c, const uint8_t *in, size_t n) {
-  sha512_compress(c->s.w64, in, n);
-}
-
-#if defined(HQ_X86_64)
-__attribute__((target("bmi2"))) static void sha512_blocks_bmi2(
-    hq_ctx *c, const uint8_t *in, size_t n) {
-  sha512_compress(c->s.w64, in, n);
-}
-#endif
 
 /* FIPS 180-4 §5.3.4 and §5.3.5. */
 static const uint64_t IV384[8] = {
@@ -142,9 +116,10 @@ static void sha512_select(hq_algo *self, uint32_t cpu) {
   self->blocks = sha512_blocks_portable;
   self->impl = "portable";
 #if defined(HQ_X86_64)
-  if (cpu & HQ_CPU_X86_BMI2) {
-    self->blocks = sha512_blocks_bmi2;
-    self->impl = "bmi2";
+  const uint32_t avx2 = HQ_CPU_X86_AVX2 | HQ_CPU_X86_BMI2;
+  if ((cpu & avx2) == avx2) {
+    self->blocks = hq_sha512_blocks_avx2;
+    self->impl = "avx2";
   }
 #else
   (void)cpu;
