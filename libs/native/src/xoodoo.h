@@ -17,7 +17,9 @@
  *    and GCC does not wrap every 32-bit operation in a sign extension as
  *    it does for uint32_t on rv64. About 30 % fewer instructions than
  *    the lanes layout there.
- * Define HQ_XOODOO_PAIRS=1 / 0 to force a layout (tests run both).
+ * Define HQ_XOODOO_PAIRS=1 / 0 to force a layout: the x86-64 test run
+ * covers lanes, the riscv64 (qemu) run covers pairs, and
+ * -DHQ_XOODOO_PAIRS=1 runs pairs natively.
  */
 #ifndef HASHQ_XOODOO_H
 #define HASHQ_XOODOO_H
