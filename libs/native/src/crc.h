@@ -20,14 +20,16 @@ uint64_t hq_crc64nvme_reg(uint64_t reg, const uint8_t *p, size_t n);
 void hq_crc32_tables(void);
 void hq_crc64nvme_tables(void);
 
-#if defined(HQ_X86_64)
-/* PCLMULQDQ folding (crc_clmul.c). Each takes and returns a register.
- * hq_crc_clmul_setup() derives the folding constants; call it before use. */
-void hq_crc_clmul_setup(void);
-uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n);
-/* crc32c: rest() reduces what is left after folding (the SSE4.2 crc32
- * instruction where present, else the tables). */
+/* Register function of a 32-bit CRC: the tables or a CRC instruction. */
 typedef uint32_t (*hq_crc32_fn)(uint32_t reg, const uint8_t *p, size_t n);
+
+#if defined(HQ_X86_64) || defined(HQ_ARM64)
+/* Carry-less-multiply folding (crc_clmul.c): PCLMULQDQ + SSE4.1 on x86-64,
+ * PMULL on arm64. Registers in and out; rest() reduces what is left after
+ * folding. hq_crc_clmul_setup() derives the constants; call it first. */
+void hq_crc_clmul_setup(void);
+uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
+                            hq_crc32_fn rest);
 uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
                              hq_crc32_fn rest);
 uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n);

@@ -2,9 +2,14 @@
  * CRC-32/ISO-HDLC, the CRC of zlib, gzip, PNG and S3's x-amz-checksum-crc32:
  * reflected polynomial 0xEDB88320, init and xorout 0xFFFFFFFF, check value
  * ("123456789") 0xCBF43926. The digest is the value big-endian.
- * Portable slice-by-8; PCLMULQDQ folding in crc_clmul.c.
+ * Portable slice-by-8, the ARMv8 CRC32 instructions, and carry-less-
+ * multiply folding (crc_clmul.c: PCLMULQDQ, PMULL) finished with either.
  */
 #include "crc.h"
+
+#if defined(HQ_ARM64)
+#include <arm_acle.h>
+#endif
 
 #define POLY 0xEDB88320u
 
@@ -39,13 +44,25 @@ static void init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
   c->s.w32[0] = 0;
 }
 
-static void update_portable(hq_ctx *c, const uint8_t *in, size_t n) {
-  c->s.w32[0] = ~hq_crc32_reg(~c->s.w32[0], in, n);
+#if defined(HQ_ARM64)
+__attribute__((target("+crc"))) static uint32_t reg_armv8(
+    uint32_t reg, const uint8_t *p, size_t n) {
+  for (; n >= 8; p += 8, n -= 8) reg = __crc32d(reg, hq_load64_le(p));
+  while (n--) reg = __crc32b(reg, *p++);
+  return reg;
+}
+#endif
+
+/* The register function select() chose: tables or CRC instructions. */
+static hq_crc32_fn reg_fn = hq_crc32_reg;
+
+static void update(hq_ctx *c, const uint8_t *in, size_t n) {
+  c->s.w32[0] = ~reg_fn(~c->s.w32[0], in, n);
 }
 
-#if defined(HQ_X86_64)
+#if defined(HQ_X86_64) || defined(HQ_ARM64)
 static void update_clmul(hq_ctx *c, const uint8_t *in, size_t n) {
-  c->s.w32[0] = ~hq_crc32_reg_clmul(~c->s.w32[0], in, n);
+  c->s.w32[0] = ~hq_crc32_reg_clmul(~c->s.w32[0], in, n, reg_fn);
 }
 #endif
 
@@ -55,15 +72,27 @@ static void final(hq_ctx *c, uint8_t *out, size_t outlen) {
 }
 
 static void select_impl(hq_algo *self, uint32_t cpu) {
-  hq_crc32_tables(); /* every path finishes with the tables */
-  self->blocks = update_portable;
+  hq_crc32_tables(); /* every path may finish with the tables */
+  reg_fn = hq_crc32_reg;
+  self->blocks = update;
   self->impl = "portable";
 #if defined(HQ_X86_64)
-  const uint32_t need = HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41;
-  if ((cpu & need) == need) {
+  const uint32_t clmul = HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41;
+  if ((cpu & clmul) == clmul) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
     self->impl = "pclmul";
+  }
+#elif defined(HQ_ARM64)
+  const int crc = (cpu & HQ_CPU_ARM_CRC32) != 0;
+  if (crc) {
+    reg_fn = reg_armv8;
+    self->impl = "armv8-crc";
+  }
+  if (cpu & HQ_CPU_ARM_PMULL) {
+    hq_crc_clmul_setup();
+    self->blocks = update_clmul;
+    self->impl = crc ? "pmull+armv8-crc" : "pmull";
   }
 #else
   (void)cpu;
@@ -76,7 +105,7 @@ hq_algo hq_algo_crc32 = {
     .word_size = 4,
     .state_words = 1,
     .init = init,
-    .blocks = update_portable,
+    .blocks = update,
     .final = final,
     .select = select_impl,
 };

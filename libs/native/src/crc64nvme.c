@@ -3,7 +3,8 @@
  * x-amz-checksum-crc64nvme): reflected polynomial 0x9A6C9329AC4BC9B5, init
  * and xorout all ones, check value ("123456789") 0xAE8B14860A799888.
  * The digest is the value big-endian.
- * Portable slice-by-8; PCLMULQDQ folding in crc_clmul.c.
+ * Portable slice-by-8; carry-less-multiply folding in crc_clmul.c
+ * (PCLMULQDQ on x86-64, PMULL on arm64).
  */
 #include "crc.h"
 
@@ -44,7 +45,7 @@ static void update_portable(hq_ctx *c, const uint8_t *in, size_t n) {
   c->s.w64[0] = ~hq_crc64nvme_reg(~c->s.w64[0], in, n);
 }
 
-#if defined(HQ_X86_64)
+#if defined(HQ_X86_64) || defined(HQ_ARM64)
 static void update_clmul(hq_ctx *c, const uint8_t *in, size_t n) {
   c->s.w64[0] = ~hq_crc64nvme_reg_clmul(~c->s.w64[0], in, n);
 }
@@ -65,6 +66,12 @@ static void select_impl(hq_algo *self, uint32_t cpu) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
     self->impl = "pclmul";
+  }
+#elif defined(HQ_ARM64)
+  if (cpu & HQ_CPU_ARM_PMULL) {
+    hq_crc_clmul_setup();
+    self->blocks = update_clmul;
+    self->impl = "pmull";
   }
 #else
   (void)cpu;

@@ -1,7 +1,8 @@
 /*
- * PCLMULQDQ folding for the reflected CRCs (crc32, crc32c, crc64nvme), after
- * the method of Gopal et al., "Fast CRC Computation for Generic Polynomials
- * Using PCLMULQDQ Instruction" (Intel, 2009).
+ * Carry-less-multiply folding for the reflected CRCs (crc32, crc32c,
+ * crc64nvme): PCLMULQDQ on x86-64, PMULL on arm64. After the method of
+ * Gopal et al., "Fast CRC Computation for Generic Polynomials Using
+ * PCLMULQDQ Instruction" (Intel, 2009).
  *
  * A 16-byte block X read little-endian is, bit-reflected, a polynomial of
  * degree < 128: its low quadword H holds x^127..x^64, its high quadword L
@@ -13,18 +14,18 @@
  * hence the constants are x^(D+63) mod P and x^(D-1) mod P.
  *
  * Eight lanes fold by 1024 bits while the input lasts, then collapse into
- * one lane (folds by 128 bits). The 16 bytes left are reduced with the
- * family's table code, starting from a zero register, since that computes
+ * one lane (folds by 128 bits). The 16 bytes left are reduced by the
+ * caller's register function from a zero register, since that computes
  * exactly X·x^w mod P; the tail (< 16 bytes) follows the same way.
  * The constants are derived here, at setup, from the polynomials.
+ * The two instruction sets differ only in the four vector helpers.
  */
 #include "crc.h"
 
-#if defined(HQ_X86_64)
-#include <immintrin.h>
+#if defined(HQ_X86_64) || defined(HQ_ARM64)
 
 #define LANES 8
-/* Below this the table code is as fast and the setup is not worth it. */
+/* Below this the register functions are as fast. */
 #define MIN_LEN (2 * LANES * 16)
 
 struct fold_k {
@@ -55,44 +56,79 @@ void hq_crc_clmul_setup(void) {
   derive(&k_crc64nvme, 0x9A6C9329AC4BC9B5ull, 64);
 }
 
-#define TARGET __attribute__((target("pclmul,sse4.1")))
+#if defined(HQ_X86_64)
+#include <immintrin.h>
 
-TARGET static inline __m128i fold(__m128i x, __m128i k) {
+#define TARGET __attribute__((target("pclmul,sse4.1")))
+typedef __m128i vec;
+
+TARGET static inline vec vload(const void *p) {
+  return _mm_loadu_si128((const __m128i *)p);
+}
+TARGET static inline void vstore(void *p, vec x) {
+  _mm_storeu_si128((__m128i *)p, x);
+}
+TARGET static inline vec vxor(vec a, vec b) { return _mm_xor_si128(a, b); }
+TARGET static inline vec vlow64(uint64_t v) {
+  return _mm_cvtsi64_si128((long long)v);
+}
+/* lo(x)·lo(k) + hi(x)·hi(k) */
+TARGET static inline vec fold(vec x, vec k) {
   return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
                        _mm_clmulepi64_si128(x, k, 0x11));
 }
 
-TARGET static inline __m128i load(const uint8_t *p) {
-  return _mm_loadu_si128((const __m128i *)(const void *)p);
+#else /* HQ_ARM64 */
+#include <arm_neon.h>
+
+#define TARGET __attribute__((target("+crypto"))) /* PMULL: FEAT_PMULL, with AES */
+typedef uint64x2_t vec;
+
+TARGET static inline vec vload(const void *p) {
+  return vreinterpretq_u64_u8(vld1q_u8((const uint8_t *)p));
 }
+TARGET static inline void vstore(void *p, vec x) {
+  vst1q_u8((uint8_t *)p, vreinterpretq_u8_u64(x));
+}
+TARGET static inline vec vxor(vec a, vec b) { return veorq_u64(a, b); }
+TARGET static inline vec vlow64(uint64_t v) {
+  return vcombine_u64(vcreate_u64(v), vcreate_u64(0));
+}
+TARGET static inline vec fold(vec x, vec k) {
+  poly128_t lo = vmull_p64((poly64_t)vgetq_lane_u64(x, 0),
+                           (poly64_t)vgetq_lane_u64(k, 0));
+  poly128_t hi = vmull_high_p64(vreinterpretq_p64_u64(x),
+                                vreinterpretq_p64_u64(k));
+  return veorq_u64(vreinterpretq_u64_p128(lo), vreinterpretq_u64_p128(hi));
+}
+#endif
 
 /* Folds the first n rounded down to 16 bytes (n >= LANES·16) with reg
  * XORed into the first bytes; writes the 16 bytes left to reduce and
  * returns how many input bytes it consumed. */
 TARGET static size_t fold_all(const struct fold_k *k, uint64_t reg,
                               const uint8_t *p, size_t n, uint8_t out[16]) {
-  const __m128i kl = load((const uint8_t *)k->by_lanes);
-  const __m128i k1 = load((const uint8_t *)k->by_one);
-  __m128i x[LANES];
-  for (int i = 0; i < LANES; i++) x[i] = load(p + 16 * i);
-  x[0] = _mm_xor_si128(x[0], _mm_cvtsi64_si128((long long)reg));
+  const vec kl = vload(k->by_lanes), k1 = vload(k->by_one);
+  vec x[LANES];
+  for (int i = 0; i < LANES; i++) x[i] = vload(p + 16 * i);
+  x[0] = vxor(x[0], vlow64(reg));
   size_t done = LANES * 16;
   for (; n - done >= LANES * 16; done += LANES * 16)
     for (int i = 0; i < LANES; i++)
-      x[i] = _mm_xor_si128(fold(x[i], kl), load(p + done + 16 * i));
-  __m128i a = x[0];
-  for (int i = 1; i < LANES; i++) a = _mm_xor_si128(fold(a, k1), x[i]);
-  for (; n - done >= 16; done += 16)
-    a = _mm_xor_si128(fold(a, k1), load(p + done));
-  _mm_storeu_si128((__m128i *)(void *)out, a);
+      x[i] = vxor(fold(x[i], kl), vload(p + done + 16 * i));
+  vec a = x[0];
+  for (int i = 1; i < LANES; i++) a = vxor(fold(a, k1), x[i]);
+  for (; n - done >= 16; done += 16) a = vxor(fold(a, k1), vload(p + done));
+  vstore(out, a);
   return done;
 }
 
-uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n) {
-  if (n < MIN_LEN) return hq_crc32_reg(reg, p, n);
+uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
+                            hq_crc32_fn rest) {
+  if (n < MIN_LEN) return rest(reg, p, n);
   uint8_t x[16];
   size_t done = fold_all(&k_crc32, reg, p, n, x);
-  return hq_crc32_reg(hq_crc32_reg(0, x, 16), p + done, n - done);
+  return rest(rest(0, x, 16), p + done, n - done);
 }
 
 uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,

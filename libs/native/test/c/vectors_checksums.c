@@ -209,11 +209,16 @@ static void reference_md5(const uint8_t *msg, size_t n, uint8_t out[16]) {
 
 /* ---- implementation paths --------------------------------------------- */
 
+/* Feature sets that select different paths; those the CPU lacks are
+ * skipped. */
 static const uint32_t path_masks[] = {
     0,
     HQ_CPU_X86_SSE42,
     HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41,
     HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41 | HQ_CPU_X86_SSE42,
+    HQ_CPU_ARM_CRC32,
+    HQ_CPU_ARM_PMULL,
+    HQ_CPU_ARM_CRC32 | HQ_CPU_ARM_PMULL,
 };
 #define NPATHS (sizeof path_masks / sizeof path_masks[0])
 
