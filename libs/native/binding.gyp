@@ -18,6 +18,7 @@
         "src/sha512.c",
         "src/sha512_avx2.c",
         "src/keccak.c",
+        "src/keccak_bmi.c",
         "src/xoodyak.c",
         "src/ascon.c",
         "src/ascon_bmi.c",

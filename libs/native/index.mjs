@@ -13,6 +13,7 @@ export const {
   BusyError,
   BadArgumentError,
   ASYNC_MIN_BYTES,
+  asyncThreshold,
   Hasher,
   algorithms,
   findAlgorithm,

@@ -333,8 +333,9 @@ Napi::Value Serialize(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, static_cast<double>(hq_serialize(ctx, out)));
 }
 
-// deserialize(ctx, state, expectId) → status (0 or a negated hq_status):
-// the TypeScript layer words the error for its caller.
+// deserialize(ctx, state, expectId) → the algorithm id (> 0) on success,
+// else a negated hq_status: the TypeScript layer words the error for its
+// caller (Hasher.restore and the resumable-hash classes say it differently).
 Napi::Value Deserialize(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
@@ -343,23 +344,19 @@ Napi::Value Deserialize(const Napi::CallbackInfo &info) {
   if (!GetBytes(env, info[1], &state, "state")) return env.Undefined();
   int32_t expect = -1;
   if (napi_get_value_int32(env, info[2], &expect) != napi_ok) expect = -1;
-  return Napi::Number::New(
-      env, hq_deserialize(ctx, state.data, state.len, expect < 0 ? -1 : expect));
+  int rc = hq_deserialize(ctx, state.data, state.len, expect < 0 ? -1 : expect);
+  return Napi::Number::New(env, rc < 0 ? rc : hq_ctx_algorithm(ctx));
 }
 
-// ctxInfo(ctx, out: Float64Array(3)) → [algorithm id, bytes absorbed,
-// default output length] (bytes as a double: exact up to 2^53).
-Napi::Value CtxInfo(const Napi::CallbackInfo &info) {
+// ctxOutlen(ctx): the context's default output length.
+Napi::Value CtxOutlen(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
   if (!ctx) return env.Undefined();
-  Napi::Array r = Napi::Array::New(env, 3);
-  r.Set(0u, hq_ctx_algorithm(ctx));
-  r.Set(1u, static_cast<double>(hq_ctx_bytes(ctx)));
-  r.Set(2u, hq_ctx_outlen(ctx));
-  return r;
+  return Napi::Number::New(env, hq_ctx_outlen(ctx));
 }
 
+// ctxBytes(ctx): message bytes absorbed (a double: exact up to 2^53).
 Napi::Value CtxBytes(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
@@ -443,7 +440,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("hash", Napi::Function::New(env, Hash));
   exports.Set("serialize", Napi::Function::New(env, Serialize));
   exports.Set("deserialize", Napi::Function::New(env, Deserialize));
-  exports.Set("ctxInfo", Napi::Function::New(env, CtxInfo));
+  exports.Set("ctxOutlen", Napi::Function::New(env, CtxOutlen));
   exports.Set("ctxBytes", Napi::Function::New(env, CtxBytes));
   exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));

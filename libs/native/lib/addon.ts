@@ -29,8 +29,9 @@ export interface NativeAddon {
   final(ctx: Uint8Array, out: Uint8Array, outlen: number): number;
   hash(id: number, data: Bytes | string, out: Uint8Array, outlen: number, custom?: Bytes): number;
   serialize(ctx: Uint8Array, out: Uint8Array): number;
+  /** the algorithm id (> 0), or a negated hq_status */
   deserialize(ctx: Uint8Array, state: Bytes, expectId: number): number;
-  ctxInfo(ctx: Uint8Array): [id: number, bytes: number, outlen: number];
+  ctxOutlen(ctx: Uint8Array): number;
   ctxBytes(ctx: Uint8Array): number;
   updateAsync(ctx: Uint8Array, data: Bytes, done: () => void): void;
   cpucycles(): bigint;

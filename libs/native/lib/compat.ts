@@ -9,14 +9,15 @@ import { Transform, TransformCallback } from 'node:stream';
 import { native } from './addon';
 import { BadArgumentError, UnknownAlgorithmError, fromStatus, stateErrorMessage } from './errors';
 import {
-  ASYNC_MIN_BYTES,
   AlgorithmInfo,
   AlgorithmName,
   Hasher,
+  asyncThreshold,
   findAlgorithm,
   hasherContext,
   newContext,
   wrapContext,
+  wrapLoaded,
 } from './hasher';
 
 /** Sha1 and Sha256 keep resumable-hash's values; the rest are appended. */
@@ -79,7 +80,7 @@ function openHasher(type: unknown, init: unknown): Hasher {
   requireBuffer(init);
   const rc = native.deserialize(ctx, init, info.id);
   if (rc < 0) throw fromStatus(-rc, `Invalid init payload: ${stateErrorMessage(-rc)}`);
-  return wrapContext(ctx, info, native.ctxInfo(ctx)[2]);
+  return wrapLoaded(ctx, rc);
 }
 
 let adopted: Hasher | undefined;
@@ -110,7 +111,7 @@ export class Hash {
   }
 
   update(data: Buffer): Promise<Hash> {
-    if (!Buffer.isBuffer(data) || data.length < ASYNC_MIN_BYTES) {
+    if (!Buffer.isBuffer(data) || data.length < asyncThreshold(this.#hasher.algorithm)) {
       try {
         return Promise.resolve(this.updateSync(data));
       } catch (err) {

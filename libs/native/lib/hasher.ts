@@ -78,11 +78,41 @@ export interface HashOptions extends HasherOptions {
 const MAX_OUTPUT = 1 << 30;
 
 /**
- * Inputs of at least this many bytes go to libuv's thread pool; smaller ones
- * are hashed at once, because a pool round trip (≈ 25–35 µs here) costs
- * more than hashing them. Measured on this machine: see README.md.
+ * updateAsync()/hashAsync() hash small inputs at once on the main thread,
+ * because a round trip through libuv's thread pool costs ≈ 25–35 µs here:
+ * an input goes to the pool when hashing it would take longer than
+ * SYNC_BUDGET_NS. The byte limit is measured per algorithm on first use
+ * (SHA-256 with SHA-NI: ≈ 40 KiB; PHOTON-Beetle: 1 KiB), never above
+ * ASYNC_MIN_BYTES: inputs of that size or more always go to the pool.
  */
 export const ASYNC_MIN_BYTES = 64 * 1024;
+const SYNC_BUDGET_NS = 30_000;
+const PROBE_BYTES = 1024;
+const syncLimits = new Map<number, number>();
+
+function syncLimit(info: AlgorithmInfo): number {
+  let limit = syncLimits.get(info.id);
+  if (limit === undefined) {
+    const probe = new Uint8Array(PROBE_BYTES);
+    const out = Buffer.allocUnsafe(info.digestLength);
+    let best = Infinity;
+    for (let i = 0; i < 3; i++) {
+      const t0 = process.hrtime.bigint();
+      native.hash(info.id, probe, out, 0);
+      best = Math.min(best, Number(process.hrtime.bigint() - t0));
+    }
+    const bytes = Math.floor((PROBE_BYTES * SYNC_BUDGET_NS) / Math.max(best, 1) / 1024) * 1024;
+    limit = Math.min(ASYNC_MIN_BYTES, Math.max(PROBE_BYTES, bytes));
+    syncLimits.set(info.id, limit);
+  }
+  return limit;
+}
+
+/** Inputs of at least this many bytes are hashed on the thread pool by
+ * updateAsync()/hashAsync() for `name` (smaller ones at once). */
+export function asyncThreshold(name: AlgorithmName | string): number {
+  return syncLimit(lookup(name));
+}
 
 const infos: readonly AlgorithmInfo[] = Object.freeze(
   native.algorithms().map((a) => Object.freeze(a as AlgorithmInfo)),
@@ -162,6 +192,12 @@ function customization(info: AlgorithmInfo, custom: Input | undefined): Bytes | 
   return toBytes(custom, 'customization');
 }
 
+/** A Hasher around a context hq_deserialize just loaded (algorithm `id`). */
+export function wrapLoaded(ctx: Uint8Array, id: number): Hasher {
+  const info = byId.get(id)!; // the core loads only algorithms it has
+  return wrapContext(ctx, info, info.xof ? native.ctxOutlen(ctx) : info.digestLength);
+}
+
 const RESOLVED: Promise<void> = Promise.resolve();
 const CONSTRUCT = Symbol('Hasher.construct');
 
@@ -206,10 +242,7 @@ export class Hasher {
     const ctx = newContext();
     const rc = native.deserialize(ctx, state, expect);
     if (rc < 0) throw fromStatus(-rc, stateErrorMessage(-rc));
-    const [id, , outLen] = native.ctxInfo(ctx);
-    const info = byId.get(id);
-    if (!info) throw fromStatus(2, stateErrorMessage(2));
-    return new Hasher(CONSTRUCT, ctx, info, outLen);
+    return wrapLoaded(ctx, rc);
   }
 
   get algorithm(): AlgorithmName {
@@ -253,7 +286,7 @@ export class Hasher {
     let bytes: Bytes;
     try {
       bytes = toBytes(data);
-      if (bytes.byteLength < ASYNC_MIN_BYTES) {
+      if (bytes.byteLength < syncLimit(this.#info)) {
         native.update(this.#ctx, bytes);
         return RESOLVED;
       }
@@ -331,7 +364,7 @@ export async function hashAsync(
   options?: HashOptions,
 ): Promise<Buffer> {
   const bytes = toBytes(data);
-  if (bytes.byteLength < ASYNC_MIN_BYTES) return hash(name, bytes, options);
+  if (bytes.byteLength < syncLimit(lookup(name))) return hash(name, bytes, options);
   const h = createHasher(name, options);
   await h.updateAsync(bytes);
   return h.digest({ length: options?.length });

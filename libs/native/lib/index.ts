@@ -13,6 +13,7 @@ export {
 export type { AlgorithmName, AlgorithmInfo, Input, HasherOptions, HashOptions } from './hasher';
 export {
   ASYNC_MIN_BYTES,
+  asyncThreshold,
   Hasher,
   algorithms,
   findAlgorithm,

@@ -47,3 +47,11 @@ test('type declarations are shipped', () => {
   expect(pkg.exports['.'].types).toBe('./dist/index.d.ts');
   expect(require('node:fs').existsSync(path.join(root, pkg.types))).toBe(true);
 });
+
+test('binding.gyp compiles every C file of src/ (a missing one breaks the load)', () => {
+  const fs = require('node:fs') as typeof import('node:fs');
+  const gyp = fs.readFileSync(path.join(root, 'binding.gyp'), 'utf8');
+  const listed = [...gyp.matchAll(/"(src\/[^"]+\.c)"/g)].map((m) => m[1]).sort();
+  const present = fs.readdirSync(path.join(root, 'src')).filter((f) => f.endsWith('.c')).map((f) => `src/${f}`).sort();
+  expect(listed).toEqual(present);
+});
