@@ -1,0 +1,68 @@
+import { ConfigError, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/hashq',
+      databaseSchema: 'public',
+      redisUrl: 'redis://127.0.0.1:6379',
+      queuePrefix: 'hashq',
+      chunkBytes: 8 * 1024 * 1024,
+      checkpointBytes: 64 * 1024 * 1024,
+      checkpointSeconds: 5,
+      workerConcurrency: 1,
+      leaseSeconds: 30,
+      logLevel: 'info',
+    });
+    expect(config.fileRoots).toHaveLength(1);
+    expect(config.fileRoots[0]).toMatch(/\/data$/);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      DATABASE_URL: 'postgresql://u@db:5433/x',
+      DATABASE_SCHEMA: 'hq',
+      REDIS_URL: 'rediss://r:6380',
+      QUEUE_PREFIX: 'p1',
+      HASHQ_FILE_ROOTS: '/a, /b/c ,',
+      CHUNK_BYTES: '65536',
+      CHECKPOINT_BYTES: '1048576',
+      CHECKPOINT_SECONDS: '2',
+      WORKER_CONCURRENCY: '3',
+      LEASE_SECONDS: '60',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toEqual({
+      port: 8080,
+      databaseUrl: 'postgresql://u@db:5433/x',
+      databaseSchema: 'hq',
+      redisUrl: 'rediss://r:6380',
+      queuePrefix: 'p1',
+      fileRoots: ['/a', '/b/c'],
+      chunkBytes: 65536,
+      checkpointBytes: 1048576,
+      checkpointSeconds: 2,
+      workerConcurrency: 3,
+      leaseSeconds: 60,
+      logLevel: 'debug',
+    });
+  });
+
+  it('lists every problem at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'x', DATABASE_URL: 'mysql://h/db', HASHQ_FILE_ROOTS: 'relative', LOG_LEVEL: 'loud', CHUNK_BYTES: '-1' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const name of ['PORT', 'DATABASE_URL', 'HASHQ_FILE_ROOTS', 'LOG_LEVEL', 'CHUNK_BYTES']) {
+      expect(problems).toContain(name);
+    }
+    expect((error as ConfigError).problems).toHaveLength(5);
+  });
+});
