@@ -42,7 +42,7 @@ describe('worker crash recovery (SIGKILL)', () => {
     }
 
     const last = env.startWorker(settings);
-    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued');
+    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued', last);
     await last.stop();
 
     expect(done.status).toBe('succeeded');

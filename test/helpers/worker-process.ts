@@ -1,27 +1,24 @@
 /**
  * Test harness for the worker: real child processes (node dist/apps/worker/main.js)
- * against the machine's PostgreSQL and Redis, isolated per suite by a schema of
- * its own and a queue prefix of its own. Needs `npm run build` first (npm test does it).
+ * against the machine's PostgreSQL and Redis, isolated per suite by the shared
+ * TestEnv (./env.ts). Needs `npm run build` first (npm test does it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import { projectRoot } from '@hashq/config';
-import { runMigrations } from '@hashq/database';
 import { HASH_QUEUE, hashJobOptions } from '@hashq/jobs';
+import { createTestEnv, type TestEnv } from './env';
 
 export const REPO_ROOT = projectRoot();
-export const WORKER_MAIN = join(REPO_ROOT, 'dist', 'apps', 'worker', 'main.js');
+/** The built worker; HASHQ_TEST_WORKER_MAIN points elsewhere (e.g. a private build while dist/ is being rebuilt). */
+export const WORKER_MAIN = process.env.HASHQ_TEST_WORKER_MAIN ?? join(REPO_ROOT, 'dist', 'apps', 'worker', 'main.js');
 export const MiB = 1024 * 1024;
-
-const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export type LogLine = Record<string, unknown> & { msg?: string };
 
@@ -146,47 +143,39 @@ export interface JobRow {
 }
 
 /**
- * One isolated environment: a fresh schema with the real migrations applied, a
- * queue prefix nobody else uses, and a data folder that is the only file root.
+ * The shared TestEnv (own database with the migrations, own queue prefix, own
+ * file root) plus what worker tests need: a SQL client, the queue, and the
+ * worker processes they start (all SIGKILLed at tear-down).
  */
 export class WorkerTestEnv {
-  readonly schema = `wtest_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  readonly queuePrefix = `hashq-wtest-${randomUUID().slice(0, 8)}`;
-  dataDir = '';
+  env!: TestEnv;
   db!: Client;
   queue!: Queue;
   private readonly workers: WorkerProcess[] = [];
 
+  get dataDir(): string {
+    return this.env.fileRoot;
+  }
+
   async setUp(): Promise<void> {
-    this.dataDir = await mkdtemp(join(tmpdir(), 'hashq-wtest-'));
-    await runMigrations({ databaseUrl: DATABASE_URL, databaseSchema: this.schema });
-    this.db = new Client({ connectionString: DATABASE_URL });
+    this.env = await createTestEnv();
+    this.db = new Client({ connectionString: this.env.databaseUrl });
     await this.db.connect();
-    const url = new URL(REDIS_URL);
-    this.queue = new Queue(HASH_QUEUE, {
-      connection: { host: url.hostname, port: Number(url.port || 6379) },
-      prefix: this.queuePrefix,
-    });
+    this.queue = new Queue(HASH_QUEUE, { connection: { url: this.env.redisUrl }, prefix: this.env.queuePrefix });
   }
 
   async tearDown(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.stop('SIGKILL')));
-    await this.queue?.obliterate({ force: true }).catch(() => undefined);
     await this.queue?.close();
-    await this.db?.query(`DROP SCHEMA IF EXISTS "${this.schema}" CASCADE`);
     await this.db?.end();
-    if (this.dataDir) await rm(this.dataDir, { recursive: true, force: true });
+    await this.env?.cleanup();
   }
 
   /** Environment of a worker process of this test (extra entries override). */
   workerEnv(extra: Record<string, string> = {}): Record<string, string> {
     return {
-      DATABASE_URL,
-      DATABASE_SCHEMA: this.schema,
-      REDIS_URL,
-      QUEUE_PREFIX: this.queuePrefix,
-      HASHQ_FILE_ROOTS: this.dataDir,
-      LOG_LEVEL: 'info',
+      ...this.env.env,
+      LOG_LEVEL: 'info', // the tests follow the worker through its log lines
       // A killed worker's job is picked up again within a few seconds, not a minute.
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
@@ -203,7 +192,7 @@ export class WorkerTestEnv {
   /** Inserts a queued job row the way the API does and enqueues it. */
   async submit(path: string, algorithms: string[], options: Record<string, unknown> = {}): Promise<string> {
     const { rows } = await this.db.query<{ id: string }>(
-      `INSERT INTO "${this.schema}".jobs (status, source, algorithms, options)
+      `INSERT INTO jobs (status, source, algorithms, options)
        VALUES ('queued', $1, $2, $3) RETURNING id`,
       [JSON.stringify({ type: 'file', path }), algorithms, JSON.stringify(options)],
     );
@@ -213,7 +202,7 @@ export class WorkerTestEnv {
   }
 
   async job(id: string): Promise<JobRow> {
-    const { rows } = await this.db.query(`SELECT * FROM "${this.schema}".jobs WHERE id = $1`, [id]);
+    const { rows } = await this.db.query(`SELECT * FROM jobs WHERE id = $1`, [id]);
     const row = rows[0];
     for (const column of ['fence', 'total_bytes', 'bytes_done', 'bytes_read', 'checkpoint_offset']) {
       if (row[column] !== null) row[column] = Number(row[column]);
@@ -223,18 +212,22 @@ export class WorkerTestEnv {
 
   async states(id: string): Promise<Map<string, Buffer>> {
     const { rows } = await this.db.query<{ algorithm: string; state: Buffer }>(
-      `SELECT algorithm, state FROM "${this.schema}".job_states WHERE job_id = $1`,
+      `SELECT algorithm, state FROM job_states WHERE job_id = $1`,
       [id],
     );
     return new Map(rows.map((row) => [row.algorithm, row.state]));
   }
 
-  /** Polls PostgreSQL until the job matches (the system of record, never Redis). */
-  async waitForJob(id: string, match: (job: JobRow) => boolean, timeoutMs = 45_000): Promise<JobRow> {
+  /**
+   * Polls PostgreSQL (the system of record, never Redis) until the job matches;
+   * fails early when the worker expected to get it there has exited.
+   */
+  async waitForJob(id: string, match: (job: JobRow) => boolean, worker?: WorkerProcess, timeoutMs = 45_000): Promise<JobRow> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const row = await this.job(id);
       if (match(row)) return row;
+      if (worker && !worker.running) throw new Error(`worker ${worker.pid} exited; job ${id}: ${JSON.stringify(row)}\n${worker.tail()}`);
       if (Date.now() > deadline) throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(row)}`);
       await new Promise((r) => setTimeout(r, 100));
     }

@@ -1,0 +1,149 @@
+/**
+ * Graceful stop, fencing, source changes and cancel, with real worker
+ * processes on real PostgreSQL + Redis. Digests are compared with Node's crypto.
+ */
+import { open } from 'node:fs/promises';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '@hashq/database';
+import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
+import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
+
+const settings = {
+  CHUNK_BYTES: String(8 * MiB),
+  CHECKPOINT_BYTES: String(16 * MiB),
+  CHECKPOINT_SECONDS: '3600',
+};
+
+describe('worker recovery (real processes)', () => {
+  const env = new WorkerTestEnv();
+
+  beforeAll(() => env.setUp());
+  afterAll(() => env.tearDown());
+
+  it('SIGTERM checkpoints the current position, releases the job, and the next worker resumes from there', async () => {
+    const path = await env.createFile('graceful.bin', 160);
+    const id = await env.submit(path, ['sha256', 'sha512']);
+    const first = env.startWorker({ ...settings, CHECKPOINT_BYTES: String(64 * MiB) });
+    await first.waitForLog((line) => line.jobId === id && isCheckpoint(64 * MiB)(line));
+
+    // The helper would SIGKILL after 10 s; a worker that needed that fails the test.
+    const exit = await first.stop('SIGTERM', 10_000);
+    expect(exit.signal === 'SIGKILL').toBe(false);
+    const released = first.lines.find((line) => line.jobId === id && line.msg === 'released on shutdown');
+    if (!released) throw new Error(`no release logged:\n${first.tail(30)}`);
+    const offset = released!.offset as number;
+    expect(offset).toBeGreaterThanOrEqual(64 * MiB);
+
+    const row = await env.job(id);
+    expect(row).toMatchObject({ status: 'queued', checkpoint_offset: offset });
+    expect(row.checkpoint_offset % (8 * MiB)).toBe(0); // a position between chunks, not a periodic checkpoint boundary only
+    // Given back to BullMQ's wait list at once (no stall timeout).
+    expect(await (await env.queue.getJob(id))!.getState()).toBe('waiting');
+
+    const second = env.startWorker(settings);
+    const resumed = await second.waitForLog((line) => line.jobId === id && line.msg === 'resuming from checkpoint');
+    expect(resumed.offset).toBe(offset);
+    const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', second);
+    await second.stop();
+
+    expect(done.status).toBe('succeeded');
+    expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
+    expect(done.digests?.sha512.hex).toBe(await fileDigest('sha512', path));
+    expect(done.resumes).toBe(1);
+    expect(done.bytes_read).toBe(160 * MiB); // nothing read twice after a graceful stop
+  });
+
+  it('a worker whose fence went stale writes neither a checkpoint nor anything else', async () => {
+    const path = await env.createFile('fenced.bin', 256);
+    const id = await env.submit(path, ['sha256']);
+    const worker = env.startWorker(settings);
+    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(16 * MiB)(line));
+
+    // Another worker took the lease behind this one's back (what a stalled worker coming back sees).
+    const bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [id]);
+    const before = await env.job(id);
+    const statesBefore = await env.states(id);
+    expect(Number(bumped.rows[0].fence)).toBe(before.fence);
+
+    await worker.waitForLog((line) => line.jobId === id && typeof line.msg === 'string' && line.msg.startsWith('lease lost'));
+    const after = await env.job(id);
+    expect(after).toEqual(before); // same offset, bytes, status, digests, even updated_at
+    expect(await env.states(id)).toEqual(statesBefore);
+    expect(after.status).toBe('running');
+    expect(after.digests).toBeNull();
+    const stale = worker.lines.filter((line) => line.jobId === id && line.fence !== before.fence);
+    expect(stale.some((line) => line.msg === 'checkpoint saved' && (line.offset as number) > before.checkpoint_offset)).toBe(false);
+    await worker.stop();
+  });
+
+  it('a stale fence cannot save a checkpoint, a result, a failure, a cancel or a release (store level)', async () => {
+    const path = await env.createFile('store.bin', 1);
+    const id = await env.submit(path, ['sha256']);
+    const dataSource = await new DataSource(dataSourceOptions(env.env.config)).initialize();
+    try {
+      const store = new CheckpointStore(dataSource, env.env.config.databaseSchema, 30);
+      const stale = (await store.lease(id, 'stale-worker'))!;
+      const current = (await store.lease(id, 'current-worker'))!;
+      expect(current.fence).toBe(stale.fence + 1);
+      const version = { size: MiB, mtimeMs: 1, ino: '1' };
+      await store.save(current, { offset: 4096, bytesRead: 4096, sourceVersion: version, states: new Map([['sha256', Buffer.from('current')]]) });
+      const before = await env.job(id);
+
+      const attempts: Array<() => Promise<unknown>> = [
+        () => store.heartbeat(stale, { bytesDone: 8192, bytesRead: 8192 }),
+        () => store.save(stale, { offset: 8192, bytesRead: 8192, sourceVersion: version, states: new Map([['sha256', Buffer.from('stale')]]) }),
+        () => store.save(stale, { offset: 8192, bytesRead: 8192, sourceVersion: version, states: new Map([['sha256', Buffer.from('stale')]]) }, true),
+        () => store.finish(stale, { status: 'succeeded', digests: { sha256: { hex: '00', base64: 'AA==' } }, totalBytes: MiB, bytesRead: MiB }),
+        () => store.fail(stale, { code: 'SOURCE_CHANGED', message: 'stale' }, MiB),
+        () => store.cancel(stale, MiB),
+        () => store.release(stale, { code: 'INTERNAL_ERROR', message: 'stale' }, MiB),
+        () => store.start(stale, { totalBytes: MiB, sourceVersion: version }),
+      ];
+      for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(LeaseLostError);
+
+      expect(await env.job(id)).toEqual(before);
+      expect((await env.states(id)).get('sha256')).toEqual(Buffer.from('current'));
+    } finally {
+      await dataSource.destroy();
+    }
+  });
+
+  it('a source changed between a crash and the resume fails the job with SOURCE_CHANGED', async () => {
+    const path = await env.createFile('changing.bin', 128);
+    const id = await env.submit(path, ['sha256']);
+    const first = env.startWorker(settings);
+    await first.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
+    first.kill('SIGKILL');
+    await first.exited;
+
+    const handle = await open(path, 'r+');
+    await handle.write(Buffer.from('changed'), 0, 7, 100 * MiB);
+    await handle.close();
+
+    const second = env.startWorker(settings);
+    const done = await env.waitForJob(id, (job) => job.status === 'failed' || job.status === 'succeeded', second);
+    await second.stop();
+    expect(done.status).toBe('failed');
+    expect(done.error_code).toBe('SOURCE_CHANGED');
+    expect(done.digests).toBeNull();
+    expect(done.error_details).toMatchObject({ expected: { size: 128 * MiB }, actual: { size: 128 * MiB } });
+    expect(done.attempts).toBe(2); // permanent: no retry
+  });
+
+  it('a cancel request stops a running job within a chunk and keeps its last checkpoint', async () => {
+    const path = await env.createFile('cancel.bin', 256);
+    const id = await env.submit(path, ['sha256']);
+    const worker = env.startWorker(settings);
+    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(16 * MiB)(line));
+    await env.db.query('UPDATE jobs SET cancel_requested = true WHERE id = $1', [id]); // what POST /cancel does
+    const done = await env.waitForJob(id, (job) => job.status !== 'running', worker);
+    await worker.waitForLog((line) => line.jobId === id && line.msg === 'canceled');
+    await worker.stop();
+
+    expect(done.status).toBe('canceled');
+    expect(done.checkpoint_offset).toBeGreaterThanOrEqual(16 * MiB);
+    expect(done.checkpoint_offset).toBeLessThan(256 * MiB);
+    expect(done.digests).toBeNull();
+    expect((await env.states(id)).has('sha256')).toBe(true);
+  });
+});
