@@ -8,6 +8,7 @@ import request from 'supertest';
 
 import { HASH_QUEUE } from '@hashq/jobs';
 
+import { QueueReconciler } from '../apps/api/src/jobs/queue-reconciler.service';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 
@@ -209,6 +210,27 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
       details: { sha256: { expected: '00', actual: 'ab' } },
     });
   });
+
+  it('re-enqueues unfinished jobs that Redis lost, and only those', async () => {
+    const queuedJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
+    const runningJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha1'] }).expect(202)).body;
+    const doneJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['md5'] }).expect(202)).body;
+    await db.query(`UPDATE jobs SET status = 'running', fence = 3 WHERE id = $1`, [runningJob.id]);
+    await db.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [doneJob.id]);
+    await queue.obliterate({ force: true }); // Redis loses every key of the queue
+
+    const restored = await app.get(QueueReconciler).reconcile();
+    expect(restored).toBe(await unfinishedCount());
+    expect((await queue.getJob(queuedJob.id))?.data).toEqual({ jobId: queuedJob.id });
+    expect((await queue.getJob(runningJob.id))?.data).toEqual({ jobId: runningJob.id });
+    expect(await queue.getJob(doneJob.id)).toBeUndefined();
+    expect(await app.get(QueueReconciler).reconcile()).toBe(0);
+  });
+
+  async function unfinishedCount(): Promise<number> {
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    return rows[0].n;
+  }
 
   it('answers 404 JOB_NOT_FOUND for unknown and malformed ids', async () => {
     for (const id of ['00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
