@@ -79,6 +79,15 @@ static void esch_init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
   memset(c->s.w32, 0, 16 * sizeof(uint32_t));
 }
 
+/* A loaded state that has absorbed no block yet (everything still
+ * buffered) must be the initial, all-zero one. */
+static int esch_check(const hq_ctx *c) {
+  if (c->total != c->buffered) return 0;
+  for (unsigned i = 0; i < 16; i++)
+    if (c->s.w32[i]) return 1;
+  return 0;
+}
+
 static void esch_final(hq_ctx *c, uint8_t *out, size_t outlen,
                        const esch_params *p) {
   uint32_t *s = c->s.w32;
@@ -144,7 +153,7 @@ static void esch384_select(hq_algo *self, uint32_t cpu) {
       .blocks = esch##bits##_blocks,                                          \
       .final = esch##bits##_final,                                            \
       .select = esch##bits##_select,                                          \
-      .check = NULL,                                                          \
+      .check = esch_check,                                                    \
       .impl = "portable",                                                     \
   };
 
