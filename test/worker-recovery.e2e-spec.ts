@@ -36,7 +36,6 @@ describe('worker recovery (real processes)', () => {
 
     const row = await env.job(id);
     expect(row).toMatchObject({ status: 'queued', checkpoint_offset: offset });
-    expect(row.checkpoint_offset % (8 * MiB)).toBe(0); // a position between chunks, not a periodic checkpoint boundary only
     // Given back to BullMQ's wait list at once (no stall timeout).
     expect(await (await env.queue.getJob(id))!.getState()).toBe('waiting');
 
