@@ -74,8 +74,11 @@ export interface HashOptions extends HasherOptions {
   length?: number;
 }
 
-/** Largest XOF output of one digest call (core.c, HQ_XOF_OUT_MAX). */
+/** Largest XOF output of one digest call (src/internal.h, HQ_OUTLEN_MAX). */
 const MAX_OUTPUT = 1 << 30;
+/** Largest default output length a hasher (and its state) may carry
+ * (src/internal.h, HQ_DEFAULT_OUTLEN_MAX). */
+const MAX_DEFAULT_OUTPUT = 65536;
 
 /**
  * updateAsync()/hashAsync() hash small inputs at once on the main thread,
@@ -175,10 +178,10 @@ function toBytes(data: Input, what = 'data'): Bytes {
   throw new BadArgumentError(`${what} must be a Buffer, TypedArray, DataView or string`);
 }
 
-function outputLength(info: AlgorithmInfo, length: number | undefined, fallback: number): number {
+function outputLength(info: AlgorithmInfo, length: number | undefined, fallback: number, max = MAX_OUTPUT): number {
   if (length === undefined) return fallback;
-  if (!Number.isInteger(length) || length < 1 || length > MAX_OUTPUT) {
-    throw new BadArgumentError(`output length must be an integer in 1..${MAX_OUTPUT}`);
+  if (!Number.isInteger(length) || length < 1 || length > max) {
+    throw new BadArgumentError(`output length must be an integer in 1..${max}`);
   }
   if (!info.xof && length !== info.digestLength) {
     throw new BadArgumentError(`${info.name} has a fixed output length of ${info.digestLength} bytes`);
@@ -335,7 +338,7 @@ export class Hasher {
  * `options.outputLength` for the default XOF output length. */
 export function createHasher(name: AlgorithmName | string, options?: HasherOptions): Hasher {
   const info = lookup(name);
-  const outLen = outputLength(info, options?.outputLength, info.digestLength);
+  const outLen = outputLength(info, options?.outputLength, info.digestLength, MAX_DEFAULT_OUTPUT);
   const custom = customization(info, options?.customization);
   const ctx = newContext();
   native.init(ctx, info.id, custom, outLen);

@@ -22,8 +22,32 @@ function implementations(): Record<string, string> {
   return Object.fromEntries(lib.algorithms().map((a) => [a.name, a.implementation]));
 }
 
-function run(command: string, input: unknown): unknown {
+/** updateAsync on inputs whose only reference is the addon's, with
+ * collections forced while the pool reads them (needs --expose-gc). */
+async function asyncUnderGc(): Promise<unknown> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const results: boolean[] = [];
+  for (let i = 0; i < 4; i++) {
+    const size = 8 * lib.ASYNC_MIN_BYTES + i;
+    const fill = (b: Uint8Array): Uint8Array => b.map((_, k) => (k * 31 + i) & 0xff);
+    const want = lib.hash('sha256', fill(new Uint8Array(size)));
+    const h = lib.createHasher('sha256');
+    const p = h.updateAsync(fill(new Uint8Array(size)));
+    for (let k = 0; k < 5; k++) {
+      gc();
+      new Uint8Array(size).fill(0xee); // reuse freed memory, if any
+    }
+    await p;
+    results.push(h.digest().equals(want));
+  }
+  return results;
+}
+
+async function run(command: string, input: unknown): Promise<unknown> {
   switch (command) {
+    case 'async-gc':
+      return asyncUnderGc();
     case 'kat':
       return { implementations: implementations(), results: runKats() };
     case 'info':
@@ -53,6 +77,7 @@ const chunks: Buffer[] = [];
 process.stdin.on('data', (c: Buffer) => chunks.push(c));
 process.stdin.on('end', () => {
   const text = Buffer.concat(chunks).toString('utf8');
-  const result = run(process.argv[2], text ? JSON.parse(text) : null);
-  process.stdout.write(JSON.stringify(result));
+  run(process.argv[2], text ? JSON.parse(text) : null).then((result) => {
+    process.stdout.write(JSON.stringify(result));
+  });
 });

@@ -4,13 +4,13 @@ import * as path from 'node:path';
 
 export type ImplPath = 'dispatched' | 'portable';
 
-export function runChild<T>(command: string, input: unknown, impl: ImplPath): T {
+export function runChild<T>(command: string, input: unknown, impl: ImplPath, nodeFlags: string[] = []): T {
   const env = { ...process.env };
   if (impl === 'portable') env.HASHQ_NATIVE_IMPL = 'portable';
   else delete env.HASHQ_NATIVE_IMPL;
   const r = spawnSync(
     process.execPath,
-    ['-r', path.join(__dirname, 'register.js'), path.join(__dirname, 'child.ts'), command],
+    [...nodeFlags, '-r', path.join(__dirname, 'register.js'), path.join(__dirname, 'child.ts'), command],
     { input: JSON.stringify(input ?? null), env, encoding: 'utf8', maxBuffer: 64 << 20 },
   );
   if (r.status !== 0) throw new Error(`child ${command} failed (${r.status ?? r.signal}): ${r.stderr}`);
