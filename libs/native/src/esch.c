@@ -209,8 +209,8 @@ ESCH_SSSE3 static inline __attribute__((always_inline)) void esch_blocks_v(
     xl = _mm_xor_si128(xl, _mm_xor_si128(xm, ty));
     yl = _mm_xor_si128(yl, _mm_xor_si128(ym, tx));
     for (unsigned i = 0; i < steps; i++) {
-      yl = _mm_xor_si128(yl,
-                         _mm_setr_epi32((int)sparkle_rcon[i & 7], (int)i, 0, 0));
+      __m128i step = _mm_setr_epi32((int)sparkle_rcon[i & 7], (int)i, 0, 0);
+      yl = _mm_xor_si128(yl, step);
       ESCH_V_ALZETTE(xl, yl, cl);
       ESCH_V_ALZETTE(xr, yr, cr);
       /* L: u = right ^ left ^ Feistel value; the new left half is u with
