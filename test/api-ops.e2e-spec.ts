@@ -5,6 +5,7 @@ import { join } from 'node:path';
 
 import type { INestApplication } from '@nestjs/common';
 import { algorithms } from '@hashq/native';
+import { Client } from 'pg';
 import request from 'supertest';
 
 import { createApiApp } from './helpers/api';
@@ -101,6 +102,38 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     expect(m.get('hashq_queue_jobs{state="waiting"}')).toBe(2);
     expect(m.get('hashq_queue_jobs{state="active"}')).toBe(0);
     expect(m.has('hashq_api_process_cpu_user_seconds_total')).toBe(true);
+  });
+
+  it('keeps its tables in DATABASE_SCHEMA when that is not public', async () => {
+    const custom = await createTestEnv({ DATABASE_SCHEMA: 'hq_custom' });
+    const customApp = await createApiApp(custom);
+    try {
+      const path = join(custom.fileRoot, 'c.bin');
+      await writeFile(path, 'abc');
+      const res = await request(customApp.getHttpServer())
+        .post('/v1/jobs')
+        .send({ source: { type: 'file', path }, algorithms: ['sha256'] })
+        .expect(202);
+      await request(customApp.getHttpServer()).get(`/v1/jobs/${res.body.id}`).expect(200);
+      const client = new Client({ connectionString: custom.databaseUrl });
+      await client.connect();
+      try {
+        const { rows } = await client.query(
+          `SELECT table_schema, table_name FROM information_schema.tables WHERE table_name IN ('jobs', 'job_states') ORDER BY 2`,
+        );
+        expect(rows).toEqual([
+          { table_schema: 'hq_custom', table_name: 'job_states' },
+          { table_schema: 'hq_custom', table_name: 'jobs' },
+        ]);
+        const count = await client.query('SELECT count(*)::int AS n FROM hq_custom.jobs');
+        expect(count.rows[0].n).toBe(1);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await customApp.close();
+      await custom.cleanup();
+    }
   });
 
   it('serves the OpenAPI page at /docs and its JSON at /docs/json', async () => {

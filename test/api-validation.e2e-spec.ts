@@ -203,6 +203,16 @@ describe('POST /v1/jobs bad input (e2e)', () => {
     await expectError(res, 400, 'VALIDATION_FAILED');
   });
 
+  it('a body over 100 kB → 413 PAYLOAD_TOO_LARGE', async () => {
+    const res = await post({ source: source(), algorithms: ['sha256'], padding: 'x'.repeat(200 * 1024) });
+    await expectError(res, 413, 'PAYLOAD_TOO_LARGE');
+  });
+
+  it('a body that is not JSON → 400 VALIDATION_FAILED (nothing parsed, fields missing)', async () => {
+    const res = await request(app.getHttpServer()).post('/v1/jobs').set('Content-Type', 'text/plain').send('sha256 please');
+    await expectError(res, 400, 'VALIDATION_FAILED');
+  });
+
   it('an unknown route → 404 NOT_FOUND in the same error shape', async () => {
     const res = await request(app.getHttpServer()).get('/v1/nothing');
     await expectError(res, 404, 'NOT_FOUND');
