@@ -16,7 +16,8 @@ export function hasOracle(algorithm: string): boolean {
 export function oracle(algorithm: string, msg: Uint8Array, outLen?: number): Buffer | undefined {
   if (NODE_NAMES.has(algorithm)) return crypto.createHash(algorithm).update(msg).digest();
   if (NODE_XOFS.has(algorithm)) {
-    return crypto.createHash(algorithm, { outputLength: outLen ?? (algorithm === 'shake128' ? 16 : 32) }).update(msg).digest();
+    if (outLen === undefined) throw new Error(`${algorithm}: the oracle needs an output length`);
+    return crypto.createHash(algorithm, { outputLength: outLen }).update(msg).digest();
   }
   if (algorithm === 'crc32') {
     const out = Buffer.alloc(4);
