@@ -7,8 +7,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** <repo>/../shared/kat, from libs/native. */
-export const KAT_DIR = path.resolve(__dirname, '..', '..', '..', '..', '..', 'shared', 'kat');
+/** <repo>/../shared/kat (or $HASHQ_KAT_DIR). */
+export const KAT_DIR = process.env.HASHQ_KAT_DIR ?? path.resolve(__dirname, '..', '..', '..', '..', '..', 'shared', 'kat');
 
 export type KatKind = 'lwc' | 'cavp' | 'monte-sha2' | 'monte-sha3' | 'monte-shake';
 
