@@ -26,13 +26,17 @@ typedef uint32_t (*hq_crc32_fn)(uint32_t reg, const uint8_t *p, size_t n);
 #if defined(HQ_X86_64) || defined(HQ_ARM64)
 /* Carry-less-multiply folding (crc_clmul.c): PCLMULQDQ + SSE4.1 on x86-64,
  * PMULL on arm64. Registers in and out; rest() reduces what is left after
- * folding. hq_crc_clmul_setup() derives the constants; call it first. */
+ * folding; wide != 0 (only where hq_crc_clmul_wide(cpu) said so) uses
+ * VPCLMULQDQ on 256-bit registers. hq_crc_clmul_setup() derives the
+ * constants; call it first. */
 void hq_crc_clmul_setup(void);
+int hq_crc_clmul_wide(uint32_t cpu);
 uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
-                            hq_crc32_fn rest);
+                            hq_crc32_fn rest, int wide);
 uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
-                             hq_crc32_fn rest);
-uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n);
+                             hq_crc32_fn rest, int wide);
+uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n,
+                                int wide);
 #endif
 
 #endif

@@ -53,8 +53,10 @@ __attribute__((target("+crc"))) static uint32_t reg_armv8(
 }
 #endif
 
-/* The register function select() chose: tables or CRC instructions. */
+/* What select() chose: tables or CRC instructions to finish with, and
+ * whether to fold in 256-bit registers. */
 static hq_crc32_fn reg_fn = hq_crc32_reg;
+static int wide;
 
 static void update(hq_ctx *c, const uint8_t *in, size_t n) {
   c->s.w32[0] = ~reg_fn(~c->s.w32[0], in, n);
@@ -62,7 +64,7 @@ static void update(hq_ctx *c, const uint8_t *in, size_t n) {
 
 #if defined(HQ_X86_64) || defined(HQ_ARM64)
 static void update_clmul(hq_ctx *c, const uint8_t *in, size_t n) {
-  c->s.w32[0] = ~hq_crc32_reg_clmul(~c->s.w32[0], in, n, reg_fn);
+  c->s.w32[0] = ~hq_crc32_reg_clmul(~c->s.w32[0], in, n, reg_fn, wide);
 }
 #endif
 
@@ -74,6 +76,7 @@ static void final(hq_ctx *c, uint8_t *out, size_t outlen) {
 static void select_impl(hq_algo *self, uint32_t cpu) {
   hq_crc32_tables(); /* every path may finish with the tables */
   reg_fn = hq_crc32_reg;
+  wide = 0;
   self->blocks = update;
   self->impl = "portable";
 #if defined(HQ_X86_64)
@@ -81,7 +84,8 @@ static void select_impl(hq_algo *self, uint32_t cpu) {
   if ((cpu & clmul) == clmul) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
-    self->impl = "pclmul";
+    wide = hq_crc_clmul_wide(cpu);
+    self->impl = wide ? "vpclmul" : "pclmul";
   }
 #elif defined(HQ_ARM64)
   const int crc = (cpu & HQ_CPU_ARM_CRC32) != 0;

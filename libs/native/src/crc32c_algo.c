@@ -38,6 +38,7 @@ __attribute__((target("sse4.2"))) static uint32_t reg_instr(
 #define INSTR_NAME "sse4.2"
 #define CLMUL_FEATURES (HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41)
 #define CLMUL_NAME "pclmul"
+#define WIDE_NAME "vpclmul"
 #elif defined(HQ_ARM64)
 __attribute__((target("+crc"))) static uint32_t reg_instr(
     uint32_t reg, const uint8_t *p, size_t n) {
@@ -49,10 +50,13 @@ __attribute__((target("+crc"))) static uint32_t reg_instr(
 #define INSTR_NAME "armv8-crc"
 #define CLMUL_FEATURES HQ_CPU_ARM_PMULL
 #define CLMUL_NAME "pmull"
+#define WIDE_NAME "pmull" /* never chosen: no wide variant on arm64 */
 #endif
 
-/* The register function select() chose: tables or CRC instructions. */
+/* What select() chose: tables or CRC instructions to finish with, and
+ * whether to fold in 256-bit registers. */
 static hq_crc32_fn reg_fn = reg_tables;
+static int wide;
 
 static void update(hq_ctx *c, const uint8_t *in, size_t n) {
   c->s.w32[0] = ~reg_fn(~c->s.w32[0], in, n);
@@ -60,7 +64,7 @@ static void update(hq_ctx *c, const uint8_t *in, size_t n) {
 
 #if defined(CLMUL_FEATURES)
 static void update_clmul(hq_ctx *c, const uint8_t *in, size_t n) {
-  c->s.w32[0] = ~hq_crc32c_reg_clmul(~c->s.w32[0], in, n, reg_fn);
+  c->s.w32[0] = ~hq_crc32c_reg_clmul(~c->s.w32[0], in, n, reg_fn, wide);
 }
 #endif
 
@@ -71,6 +75,7 @@ static void final(hq_ctx *c, uint8_t *out, size_t outlen) {
 
 static void select_impl(hq_algo *self, uint32_t cpu) {
   reg_fn = reg_tables;
+  wide = 0;
   self->blocks = update;
   self->impl = "portable";
 #if defined(CLMUL_FEATURES)
@@ -82,7 +87,9 @@ static void select_impl(hq_algo *self, uint32_t cpu) {
   if ((cpu & CLMUL_FEATURES) == CLMUL_FEATURES) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
-    self->impl = instr ? CLMUL_NAME "+" INSTR_NAME : CLMUL_NAME;
+    wide = hq_crc_clmul_wide(cpu);
+    if (wide) self->impl = instr ? WIDE_NAME "+" INSTR_NAME : WIDE_NAME;
+    else self->impl = instr ? CLMUL_NAME "+" INSTR_NAME : CLMUL_NAME;
   }
 #else
   (void)cpu;

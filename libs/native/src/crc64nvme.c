@@ -46,8 +46,10 @@ static void update_portable(hq_ctx *c, const uint8_t *in, size_t n) {
 }
 
 #if defined(HQ_X86_64) || defined(HQ_ARM64)
+static int wide; /* fold in 256-bit registers (select) */
+
 static void update_clmul(hq_ctx *c, const uint8_t *in, size_t n) {
-  c->s.w64[0] = ~hq_crc64nvme_reg_clmul(~c->s.w64[0], in, n);
+  c->s.w64[0] = ~hq_crc64nvme_reg_clmul(~c->s.w64[0], in, n, wide);
 }
 #endif
 
@@ -65,12 +67,14 @@ static void select_impl(hq_algo *self, uint32_t cpu) {
   if ((cpu & need) == need) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
-    self->impl = "pclmul";
+    wide = hq_crc_clmul_wide(cpu);
+    self->impl = wide ? "vpclmul" : "pclmul";
   }
 #elif defined(HQ_ARM64)
   if (cpu & HQ_CPU_ARM_PMULL) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
+    wide = 0;
     self->impl = "pmull";
   }
 #else

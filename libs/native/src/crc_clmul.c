@@ -18,7 +18,8 @@
  * caller's register function from a zero register, since that computes
  * exactly X·x^w mod P; the tail (< 16 bytes) follows the same way.
  * The constants are derived here, at setup, from the polynomials.
- * The two instruction sets differ only in the four vector helpers.
+ * The two instruction sets differ only in the vector helpers. Where x86-64
+ * has VPCLMULQDQ, a wide variant folds two blocks per 256-bit register.
  */
 #include "crc.h"
 
@@ -28,9 +29,14 @@
 /* Below this the register functions are as fast. */
 #define MIN_LEN (2 * LANES * 16)
 
+#define WIDE_LANES 8 /* 256-bit registers */
+#define WIDE_MIN_LEN (2 * WIDE_LANES * 32)
+
 struct fold_k {
   uint64_t by_lanes[2]; /* fold by LANES·128 bits */
   uint64_t by_one[2];   /* fold by 128 bits */
+  uint64_t by_wide[2];  /* fold by WIDE_LANES·256 bits */
+  uint64_t by_two[2];   /* fold by 256 bits */
 };
 
 static struct fold_k k_crc32, k_crc32c, k_crc64nvme;
@@ -48,6 +54,10 @@ static void derive(struct fold_k *k, uint64_t poly, unsigned w) {
   k->by_lanes[1] = xpow_mod(LANES * 128 - 1, poly, w);
   k->by_one[0] = xpow_mod(128 + 63, poly, w);
   k->by_one[1] = xpow_mod(128 - 1, poly, w);
+  k->by_wide[0] = xpow_mod(WIDE_LANES * 256 + 63, poly, w);
+  k->by_wide[1] = xpow_mod(WIDE_LANES * 256 - 1, poly, w);
+  k->by_two[0] = xpow_mod(256 + 63, poly, w);
+  k->by_two[1] = xpow_mod(256 - 1, poly, w);
 }
 
 void hq_crc_clmul_setup(void) {
@@ -123,26 +133,98 @@ TARGET static size_t fold_all(const struct fold_k *k, uint64_t reg,
   return done;
 }
 
+#if defined(HQ_X86_64)
+#include <cpuid.h>
+
+/* VPCLMULQDQ (CPUID.7.0:ECX bit 10) with the OS saving YMM registers
+ * (XCR0 bits 1-2); cpu comes from dispatch.c and must already have AVX2,
+ * PCLMULQDQ and SSE4.1. */
+int hq_crc_clmul_wide(uint32_t cpu) {
+  const uint32_t need = HQ_CPU_X86_AVX2 | HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41;
+  unsigned a, b, c, d, xcr0_lo, xcr0_hi;
+  if ((cpu & need) != need) return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE)) return 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  (void)xcr0_hi;
+  if ((xcr0_lo & 6) != 6) return 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 10));
+}
+
+#define TARGET_WIDE __attribute__((target("pclmul,sse4.1,avx2,vpclmulqdq")))
+
+TARGET_WIDE static inline __m256i fold_wide(__m256i x, __m256i k) {
+  return _mm256_xor_si256(_mm256_clmulepi64_epi128(x, k, 0x00),
+                          _mm256_clmulepi64_epi128(x, k, 0x11));
+}
+
+TARGET_WIDE static inline __m256i load_wide(const uint8_t *p) {
+  return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+/* fold_all with 256-bit registers (n >= WIDE_LANES·32): each holds two
+ * consecutive blocks, so every fold moves both by the same distance. */
+TARGET_WIDE static size_t fold_all_wide(const struct fold_k *k, uint64_t reg,
+                                        const uint8_t *p, size_t n,
+                                        uint8_t out[16]) {
+  const __m256i kw = _mm256_broadcastsi128_si256(vload(k->by_wide));
+  const __m256i k2 = _mm256_broadcastsi128_si256(vload(k->by_two));
+  const vec k1 = vload(k->by_one);
+  __m256i y[WIDE_LANES];
+  for (int i = 0; i < WIDE_LANES; i++) y[i] = load_wide(p + 32 * i);
+  y[0] = _mm256_xor_si256(y[0], _mm256_set_epi64x(0, 0, 0, (long long)reg));
+  size_t done = WIDE_LANES * 32;
+  for (; n - done >= WIDE_LANES * 32; done += WIDE_LANES * 32)
+    for (int i = 0; i < WIDE_LANES; i++)
+      y[i] = _mm256_xor_si256(fold_wide(y[i], kw), load_wide(p + done + 32 * i));
+  __m256i w = y[0];
+  for (int i = 1; i < WIDE_LANES; i++)
+    w = _mm256_xor_si256(fold_wide(w, k2), y[i]);
+  vec a = vxor(fold(_mm256_castsi256_si128(w), k1),
+               _mm256_extracti128_si256(w, 1));
+  for (; n - done >= 16; done += 16) a = vxor(fold(a, k1), vload(p + done));
+  vstore(out, a);
+  return done;
+}
+
+static size_t fold_any(const struct fold_k *k, uint64_t reg, const uint8_t *p,
+                       size_t n, uint8_t out[16], int wide) {
+  if (wide && n >= WIDE_MIN_LEN) return fold_all_wide(k, reg, p, n, out);
+  return fold_all(k, reg, p, n, out);
+}
+#else
+int hq_crc_clmul_wide(uint32_t cpu) {
+  (void)cpu;
+  return 0;
+}
+
+static size_t fold_any(const struct fold_k *k, uint64_t reg, const uint8_t *p,
+                       size_t n, uint8_t out[16], int wide) {
+  (void)wide;
+  return fold_all(k, reg, p, n, out);
+}
+#endif
+
 uint32_t hq_crc32_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
-                            hq_crc32_fn rest) {
+                            hq_crc32_fn rest, int wide) {
   if (n < MIN_LEN) return rest(reg, p, n);
   uint8_t x[16];
-  size_t done = fold_all(&k_crc32, reg, p, n, x);
+  size_t done = fold_any(&k_crc32, reg, p, n, x, wide);
   return rest(rest(0, x, 16), p + done, n - done);
 }
 
 uint32_t hq_crc32c_reg_clmul(uint32_t reg, const uint8_t *p, size_t n,
-                             hq_crc32_fn rest) {
+                             hq_crc32_fn rest, int wide) {
   if (n < MIN_LEN) return rest(reg, p, n);
   uint8_t x[16];
-  size_t done = fold_all(&k_crc32c, reg, p, n, x);
+  size_t done = fold_any(&k_crc32c, reg, p, n, x, wide);
   return rest(rest(0, x, 16), p + done, n - done);
 }
 
-uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n) {
+uint64_t hq_crc64nvme_reg_clmul(uint64_t reg, const uint8_t *p, size_t n,
+                                int wide) {
   if (n < MIN_LEN) return hq_crc64nvme_reg(reg, p, n);
   uint8_t x[16];
-  size_t done = fold_all(&k_crc64nvme, reg, p, n, x);
+  size_t done = fold_any(&k_crc64nvme, reg, p, n, x, wide);
   return hq_crc64nvme_reg(hq_crc64nvme_reg(0, x, 16), p + done, n - done);
 }
 
