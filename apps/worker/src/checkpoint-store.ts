@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import type { DigestValue, JobOptions } from '@hashq/jobs';
 
@@ -124,7 +124,6 @@ export class CheckpointStore {
   ): Promise<{ cancelRequested: boolean }> {
     const resumed = job.checkpointOffset > 0;
     return this.fenced(
-      this.db.manager,
       job,
       `total_bytes = $3, source_version = $4, bytes_done = checkpoint_offset,
        resumes = resumes + $5, error_code = NULL, error_message = NULL, error_details = NULL`,
@@ -132,70 +131,73 @@ export class CheckpointStore {
     );
   }
 
-  /** Progress and lease renewal between checkpoints; also reports a cancel request. */
+  /**
+   * Progress and lease renewal between checkpoints; also reports a cancel request.
+   * `greatest`: a heartbeat may commit after a later checkpoint of the same attempt.
+   */
   heartbeat(job: LeasedJob, progress: { bytesDone: number; bytesRead: number }): Promise<{ cancelRequested: boolean }> {
     return this.fenced(
-      this.db.manager,
       job,
-      `bytes_done = $3, bytes_read = $4, lease_expires_at = now() + make_interval(secs => $5)`,
+      `bytes_done = greatest(bytes_done, $3), bytes_read = greatest(bytes_read, $4),
+       lease_expires_at = now() + make_interval(secs => $5)`,
       [progress.bytesDone, progress.bytesRead, this.leaseSeconds],
     );
   }
 
   /**
-   * Writes offset + states in ONE transaction. With `release`, the job also goes
-   * back to 'queued' (graceful shutdown: the next worker continues from here).
+   * Writes offset + states atomically (one statement: the states are upserted
+   * only if the fenced UPDATE matched). With `release`, the job also goes back
+   * to 'queued' (graceful shutdown: the next worker continues from here).
    */
   save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
-    return this.db.transaction(async (tx) => {
-      const result = await this.fenced(
-        tx,
-        job,
-        `checkpoint_offset = $3, bytes_done = $3, bytes_read = $4, source_version = $5,
-         checkpointed_at = now(),
-         ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
-        release
-          ? [checkpoint.offset, checkpoint.bytesRead, JSON.stringify(checkpoint.sourceVersion)]
-          : [checkpoint.offset, checkpoint.bytesRead, JSON.stringify(checkpoint.sourceVersion), this.leaseSeconds],
-      );
-      const algorithms = [...checkpoint.states.keys()];
-      await tx.query(
-        `INSERT INTO ${this.states} (job_id, algorithm, state)
-         SELECT $1, a.algorithm, a.state FROM unnest($2::text[], $3::bytea[]) AS a(algorithm, state)
-         ON CONFLICT (job_id, algorithm) DO UPDATE SET state = EXCLUDED.state`,
-        [job.id, algorithms, algorithms.map((name) => checkpoint.states.get(name))],
-      );
-      return result;
-    });
+    const algorithms = [...checkpoint.states.keys()];
+    return this.fenced(
+      job,
+      `checkpoint_offset = $3, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
+       bytes_read = greatest(bytes_read, $4), source_version = $5, checkpointed_at = now(),
+       ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
+      [
+        checkpoint.offset,
+        checkpoint.bytesRead,
+        JSON.stringify(checkpoint.sourceVersion),
+        ...(release ? [] : [this.leaseSeconds]),
+      ],
+      {
+        sql: (first) => `INSERT INTO ${this.states} (job_id, algorithm, state)
+          SELECT $1, a.algorithm, a.state FROM unnest($${first}::text[], $${first + 1}::bytea[]) AS a(algorithm, state)
+          WHERE EXISTS (SELECT 1 FROM fenced_job)
+          ON CONFLICT (job_id, algorithm) DO UPDATE SET state = EXCLUDED.state`,
+        params: [algorithms, algorithms.map((name) => checkpoint.states.get(name))],
+      },
+    );
   }
 
-  /** Final digests and status in one transaction; the states are no longer needed. */
-  finish(job: LeasedJob, result: FinalResult): Promise<void> {
-    return this.db.transaction(async (tx) => {
-      await this.fenced(
-        tx,
-        job,
-        `status = $3, digests = $4, total_bytes = $5, bytes_done = $5, checkpoint_offset = $5, bytes_read = $6,
-         error_code = $7, error_message = $8, error_details = $9,
-         finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
-        [
-          result.status,
-          JSON.stringify(result.digests),
-          result.totalBytes,
-          result.bytesRead,
-          result.error?.code ?? null,
-          result.error?.message ?? null,
-          result.error?.details === undefined ? null : JSON.stringify(result.error.details),
-        ],
-      );
-      await tx.query(`DELETE FROM ${this.states} WHERE job_id = $1`, [job.id]);
-    });
+  /** Final digests and status in one statement; the states are no longer needed and are deleted with it. */
+  async finish(job: LeasedJob, result: FinalResult): Promise<void> {
+    await this.fenced(
+      job,
+      `status = $3, digests = $4, total_bytes = $5, bytes_done = $5, checkpoint_offset = $5, bytes_read = $6,
+       error_code = $7, error_message = $8, error_details = $9,
+       finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
+      [
+        result.status,
+        JSON.stringify(result.digests),
+        result.totalBytes,
+        result.bytesRead,
+        result.error?.code ?? null,
+        result.error?.message ?? null,
+        result.error?.details === undefined ? null : JSON.stringify(result.error.details),
+      ],
+      {
+        sql: () => `DELETE FROM ${this.states} WHERE job_id = $1 AND EXISTS (SELECT 1 FROM fenced_job)`,
+        params: [],
+      },
+    );
   }
 
   /** Permanent failure: the job ends 'failed' with its code. */
   async fail(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
     await this.fenced(
-      this.db.manager,
       job,
       `status = 'failed', error_code = $3, error_message = $4, error_details = $5, bytes_read = greatest(bytes_read, $6),
        finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
@@ -206,7 +208,6 @@ export class CheckpointStore {
   /** Cancel honoured: the job ends 'canceled' and keeps its last checkpoint. */
   async cancel(job: LeasedJob, bytesRead: number): Promise<void> {
     await this.fenced(
-      this.db.manager,
       job,
       `status = 'canceled', bytes_done = checkpoint_offset, bytes_read = greatest(bytes_read, $3),
        finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
@@ -217,7 +218,6 @@ export class CheckpointStore {
   /** Gives the job back (transient error before a retry): 'queued', the last checkpoint kept. */
   async release(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
     await this.fenced(
-      this.db.manager,
       job,
       `status = 'queued', error_code = $3, error_message = $4, bytes_done = checkpoint_offset,
        bytes_read = greatest(bytes_read, $5), lease_owner = NULL, lease_expires_at = NULL`,
@@ -225,20 +225,31 @@ export class CheckpointStore {
     );
   }
 
-  /** One guarded UPDATE; $1 = id, $2 = fence, the rest are the caller's. A job
-   *  that is no longer 'running' (e.g. canceled directly) counts as lost too. */
+  /**
+   * One guarded UPDATE ($1 = id, $2 = fence, then the caller's parameters),
+   * optionally with a companion statement that runs in the same statement (so
+   * atomically) and only when the UPDATE matched: it may refer to `fenced_job`.
+   * A job that is no longer 'running' (e.g. canceled directly) counts as lost too.
+   */
   private async fenced(
-    runner: EntityManager,
     job: LeasedJob,
     assignments: string,
     params: unknown[],
+    companion?: { sql: (firstParam: number) => string; params: unknown[] },
   ): Promise<{ cancelRequested: boolean }> {
-    const rows: { cancel_requested: boolean }[] = await runner.query(
-      `UPDATE ${this.jobs} SET ${assignments}, updated_at = now()
+    const update = `UPDATE ${this.jobs} SET ${assignments}, updated_at = now()
         WHERE id = $1 AND fence = $2 AND status = 'running'
-        RETURNING cancel_requested`,
-      [job.id, job.fence, ...params],
-    );
+        RETURNING cancel_requested`;
+    const sql = companion
+      ? `WITH fenced_job AS (${update}), companion AS (${companion.sql(params.length + 3)})
+         SELECT cancel_requested FROM fenced_job`
+      : update;
+    const rows: { cancel_requested: boolean }[] = await this.db.query(sql, [
+      job.id,
+      job.fence,
+      ...params,
+      ...(companion?.params ?? []),
+    ]);
     const row = firstRow(rows);
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };

@@ -1,8 +1,9 @@
 import { sameVersion, SourceError, type OpenedSource, type Source, type SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
-import type { CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
+import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
 import type { DigestValue } from '@hashq/jobs';
 import { JobHashers } from './job-hashers.js';
+import { WriteBehind } from './write-behind.js';
 
 export interface RunSettings {
   chunkBytes: number;
@@ -26,6 +27,7 @@ export class HashRun {
   private bytesRead: number;
   private position: number;
   private lastCheckpoint = { offset: 0, at: Date.now() };
+  private readonly writes = new WriteBehind();
 
   constructor(
     private readonly job: LeasedJob,
@@ -68,6 +70,7 @@ export class HashRun {
       return await this.finalize(hashers, opened);
     } finally {
       opened.stream.destroy();
+      await this.writes.idle(); // nothing of this run may land after the caller records the outcome
     }
   }
 
@@ -87,27 +90,38 @@ export class HashRun {
     return hashers;
   }
 
-  /** The read/hash loop; returns an outcome when it stopped early, undefined at the end of the source. */
+  /**
+   * The read/hash loop; returns an outcome when it stopped early, undefined at
+   * the end of the source. Reading (one chunk ahead), hashing (all algorithms at
+   * once on the thread pool) and the fenced write of the previous boundary
+   * (heartbeat or checkpoint) overlap. A checkpoint may overlap the hashing of
+   * one chunk only: at the next boundary it must have committed, so a crash
+   * loses at most one checkpoint interval plus one chunk.
+   */
   private async hashStream(opened: OpenedSource, hashers: JobHashers): Promise<RunOutcome | undefined> {
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     let next = readAhead(chunks);
     for (;;) {
       const { value: chunk, done } = await next;
-      if (done) return undefined;
+      if (done) break;
       next = readAhead(chunks); // chunk N+1 is read while chunk N is hashed
       this.bytesRead += chunk.length;
-      const [, beat] = await Promise.all([
-        hashers.update(chunk),
-        this.store.heartbeat(this.job, { bytesDone: this.position, bytesRead: this.bytesRead }),
-      ]);
+      await hashers.update(chunk);
       this.position += chunk.length;
-      if (beat.cancelRequested) return this.cancel();
+      if (this.writes.checkpointInFlight) await this.writes.settle();
+      this.writes.throwIfFailed();
+      if (this.writes.cancelRequested) return this.cancel();
       if (this.stopRequested()) return this.release(hashers, opened);
       if (this.checkpointDue()) {
-        const saved = await this.checkpoint(hashers, opened);
-        if (saved.cancelRequested) return this.cancel();
+        await this.writes.settle();
+        this.startCheckpoint(hashers, opened);
+      } else if (!this.writes.busy) {
+        const progress = { bytesDone: this.position, bytesRead: this.bytesRead };
+        this.writes.start(() => this.store.heartbeat(this.job, progress), false);
       }
     }
+    await this.writes.settle();
+    return this.writes.cancelRequested ? this.cancel() : undefined;
   }
 
   private checkpointDue(): boolean {
@@ -116,27 +130,35 @@ export class HashRun {
     return bytes >= this.settings.checkpointBytes || seconds >= this.settings.checkpointSeconds;
   }
 
-  private async checkpoint(hashers: JobHashers, opened: OpenedSource, release = false) {
+  /** Snapshot now (offset + serialized states), commit in the background. */
+  private startCheckpoint(hashers: JobHashers, opened: OpenedSource): void {
+    const checkpoint = this.snapshot(hashers, opened);
+    this.lastCheckpoint = { offset: checkpoint.offset, at: Date.now() };
+    this.writes.start(() => this.save(checkpoint, false), true);
+  }
+
+  private snapshot(hashers: JobHashers, opened: OpenedSource): Checkpoint {
+    return { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() };
+  }
+
+  private async save(checkpoint: Checkpoint, release: boolean): Promise<{ cancelRequested: boolean }> {
     const started = process.hrtime.bigint();
-    const result = await this.store.save(
-      this.job,
-      { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() },
-      release,
-    );
-    this.lastCheckpoint = { offset: this.position, at: Date.now() };
+    const result = await this.store.save(this.job, checkpoint, release);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    this.log.info({ offset: this.position, bytesRead: this.bytesRead, ms, release }, 'checkpoint saved');
+    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, release }, 'checkpoint saved');
     return result;
   }
 
   /** Graceful shutdown: save the current position and give the job back as 'queued'. */
   private async release(hashers: JobHashers, opened: OpenedSource): Promise<RunOutcome> {
-    await this.checkpoint(hashers, opened, true);
+    await this.writes.settle();
+    await this.save(this.snapshot(hashers, opened), true);
     this.log.info({ offset: this.position }, 'released on shutdown');
     return 'released';
   }
 
   private async cancel(): Promise<RunOutcome> {
+    await this.writes.settle();
     await this.store.cancel(this.job, this.bytesRead);
     this.log.info({ checkpointOffset: this.lastCheckpoint.offset }, 'canceled');
     return 'canceled';
