@@ -38,7 +38,6 @@ __attribute__((target("sse4.2"))) static uint32_t reg_instr(
 #define INSTR_NAME "sse4.2"
 #define CLMUL_FEATURES (HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41)
 #define CLMUL_NAME "pclmul"
-#define WIDE_NAME "vpclmul"
 #elif defined(HQ_ARM64)
 __attribute__((target("+crc"))) static uint32_t reg_instr(
     uint32_t reg, const uint8_t *p, size_t n) {
@@ -50,7 +49,6 @@ __attribute__((target("+crc"))) static uint32_t reg_instr(
 #define INSTR_NAME "armv8-crc"
 #define CLMUL_FEATURES HQ_CPU_ARM_PMULL
 #define CLMUL_NAME "pmull"
-#define WIDE_NAME "pmull" /* never chosen: no wide variant on arm64 */
 #endif
 
 /* What select() chose: tables or CRC instructions to finish with, and
@@ -87,9 +85,9 @@ static void select_impl(hq_algo *self, uint32_t cpu) {
   if ((cpu & CLMUL_FEATURES) == CLMUL_FEATURES) {
     hq_crc_clmul_setup();
     self->blocks = update_clmul;
-    wide = hq_crc_clmul_wide(cpu);
-    if (wide) self->impl = instr ? WIDE_NAME "+" INSTR_NAME : WIDE_NAME;
-    else self->impl = instr ? CLMUL_NAME "+" INSTR_NAME : CLMUL_NAME;
+    self->impl = instr ? CLMUL_NAME "+" INSTR_NAME : CLMUL_NAME;
+    wide = hq_crc_clmul_wide(cpu); /* x86-64 only */
+    if (wide) self->impl = instr ? "vpclmul+" INSTR_NAME : "vpclmul";
   }
 #else
   (void)cpu;
