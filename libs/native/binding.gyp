@@ -45,8 +45,9 @@
       "cflags": ["-O3", "-fvisibility=hidden"],
       "cflags_c": ["-std=c11"],
       "cflags_cc": ["-std=c++17"],
-      "cflags!": ["-fno-exceptions", "-O2", "-O1", "-O0"],
-      "cflags_cc!": ["-fno-exceptions"],
+      # C++ exceptions stay off (node-gyp's default): the glue reports
+      # errors through N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
+      "cflags!": ["-O2", "-O1", "-O0"],
       "xcode_settings": {
         "OTHER_CFLAGS": ["-O3", "-std=c11"],
         "OTHER_CPLUSPLUSFLAGS": ["-O3", "-std=c++17"],
