@@ -48,12 +48,13 @@ struct Bytes {
 };
 
 bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
-  bool is = false;
-  if (napi_is_typedarray(env, v, &is) == napi_ok && is) {
-    napi_typedarray_type type;
-    size_t count;
-    void *data;
-    napi_get_typedarray_info(env, v, &type, &count, &data, nullptr, nullptr);
+  napi_typedarray_type type;
+  size_t count;
+  void *data;
+  // One call for the common case; it fails without side effects on
+  // anything that is not a TypedArray.
+  if (napi_get_typedarray_info(env, v, &type, &count, &data, nullptr,
+                               nullptr) == napi_ok) {
     size_t elem = 1;
     switch (type) {
       case napi_int16_array: case napi_uint16_array: elem = 2; break;
@@ -67,9 +68,9 @@ bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
     out->len = count * elem;
     return true;
   }
+  bool is = false;
   if (napi_is_dataview(env, v, &is) == napi_ok && is) {
     size_t len;
-    void *data;
     napi_get_dataview_info(env, v, &len, &data, nullptr, nullptr);
     out->data = static_cast<const uint8_t *>(data);
     out->len = len;
@@ -80,13 +81,11 @@ bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
   return false;
 }
 
-// A writable Uint8Array (Buffer) of at least min_len bytes.
+// A writable Uint8Array (Buffer).
 bool GetOutput(Napi::Env env, napi_value v, uint8_t **data, size_t *len,
                const char *what) {
-  bool is = false;
   napi_typedarray_type type;
-  if (napi_is_typedarray(env, v, &is) != napi_ok || !is ||
-      napi_get_typedarray_info(env, v, &type, len,
+  if (napi_get_typedarray_info(env, v, &type, len,
                                reinterpret_cast<void **>(data), nullptr,
                                nullptr) != napi_ok ||
       type != napi_uint8_array) {
