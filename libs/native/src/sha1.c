@@ -1,6 +1,7 @@
 /*
  * SHA-1 (FIPS 180-4 §6.1): portable compression, init, padding, and the
- * choice of block function (SHA-NI in sha1_shani.c).
+ * choice of block function (SHA-NI in sha1_shani.c, ARMv8 SHA1 in
+ * sha1_armv8.c).
  *
  * State: H0..H4 as host integers in c->s.w32[0..4]. The legacy loader in
  * state.c and the serialized format rely on this layout.
@@ -8,6 +9,7 @@
 #include "internal.h"
 
 void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha1_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 
 /* W is a 16-word ring (FIPS 180-4 §6.1.3 alternate method); the five
  * working variables rotate by renaming. */
@@ -92,6 +94,11 @@ static void sha1_select(hq_algo *self, uint32_t cpu) {
   if ((cpu & ni) == ni) {
     self->blocks = hq_sha1_blocks_shani;
     self->impl = "sha-ni";
+  }
+#elif defined(HQ_ARM64)
+  if (cpu & HQ_CPU_ARM_SHA1) {
+    self->blocks = hq_sha1_blocks_armv8;
+    self->impl = "armv8-sha1";
   }
 #else
   (void)cpu;

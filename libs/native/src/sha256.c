@@ -9,6 +9,7 @@
 #include "internal.h"
 
 void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 extern const uint32_t hq_sha256_k[64];
 
 /* FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube
@@ -120,6 +121,11 @@ static void sha256_select(hq_algo *self, uint32_t cpu) {
   if ((cpu & ni) == ni) {
     self->blocks = hq_sha256_blocks_shani;
     self->impl = "sha-ni";
+  }
+#elif defined(HQ_ARM64)
+  if (cpu & HQ_CPU_ARM_SHA2) {
+    self->blocks = hq_sha256_blocks_armv8;
+    self->impl = "armv8-sha2";
   }
 #else
   (void)cpu;
