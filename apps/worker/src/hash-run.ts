@@ -11,6 +11,9 @@ export interface RunSettings {
   checkpointSeconds: number;
 }
 
+/** Progress/lease/cancel poll interval between checkpoints (a cancel is seen within it plus one chunk). */
+const HEARTBEAT_MS = 250;
+
 /** How a run ended when it did not throw. */
 export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'released';
 
@@ -27,6 +30,10 @@ export class HashRun {
   private bytesRead: number;
   private position: number;
   private lastCheckpoint = { offset: 0, at: Date.now() };
+  /** Offset of the last committed checkpoint. */
+  private durableOffset: number;
+  private lastWriteAt = 0;
+  private readonly waits = { readWait: 0, hash: 0, writeWait: 0 };
   private readonly writes = new WriteBehind();
 
   constructor(
@@ -40,6 +47,7 @@ export class HashRun {
     this.bytesRead = job.bytesRead;
     this.position = job.checkpointOffset;
     this.lastCheckpoint.offset = job.checkpointOffset;
+    this.durableOffset = job.checkpointOffset;
   }
 
   /** Bytes read over all attempts, as far as this run knows (for error paths). */
@@ -69,7 +77,7 @@ export class HashRun {
       await this.verifyUnchanged(source, opened);
       return await this.finalize(hashers, opened);
     } finally {
-      opened.stream.destroy();
+      await opened.close().catch(() => undefined);
       await this.writes.idle(); // nothing of this run may land after the caller records the outcome
     }
   }
@@ -93,30 +101,36 @@ export class HashRun {
   /**
    * The read/hash loop; returns an outcome when it stopped early, undefined at
    * the end of the source. Reading (one chunk ahead), hashing (all algorithms at
-   * once on the thread pool) and the fenced write of the previous boundary
-   * (heartbeat or checkpoint) overlap. A checkpoint may overlap the hashing of
-   * one chunk only: at the next boundary it must have committed, so a crash
-   * loses at most one checkpoint interval plus one chunk.
+   * once on the thread pool) and a fenced write (heartbeat or checkpoint) overlap.
+   *
+   * Invariant at every chunk boundary: the last COMMITTED checkpoint is at most
+   * CHECKPOINT_BYTES behind the hashed position, so a crash re-reads at most
+   * CHECKPOINT_BYTES plus the chunk being hashed. To keep it without waiting on
+   * PostgreSQL, a checkpoint starts a little early (up to two chunks) and commits
+   * while those chunks are hashed; only when it is late does the loop wait.
    */
   private async hashStream(opened: OpenedSource, hashers: JobHashers): Promise<RunOutcome | undefined> {
+    const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+    const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
     let next = readAhead(chunks);
     for (;;) {
-      const { value: chunk, done } = await next;
+      const { value: chunk, done } = await this.timed('readWait', next);
       if (done) break;
       next = readAhead(chunks); // chunk N+1 is read while chunk N is hashed
       this.bytesRead += chunk.length;
-      await hashers.update(chunk);
+      await this.timed('hash', hashers.update(chunk));
       this.position += chunk.length;
-      if (this.writes.checkpointInFlight) await this.writes.settle();
+      if (this.writes.checkpointInFlight && wouldLag()) await this.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
       if (this.writes.cancelRequested) return this.cancel();
       if (this.stopRequested()) return this.release(hashers, opened);
       if (this.checkpointDue()) {
-        await this.writes.settle();
-        this.startCheckpoint(hashers, opened);
-      } else if (!this.writes.busy) {
+        if (this.writes.busy && wouldLag()) await this.timed('writeWait', this.writes.settle()); // a heartbeat is in the way
+        if (!this.writes.busy) this.startCheckpoint(hashers, opened);
+      } else if (!this.writes.busy && Date.now() - this.lastWriteAt >= HEARTBEAT_MS) {
         const progress = { bytesDone: this.position, bytesRead: this.bytesRead };
+        this.lastWriteAt = Date.now();
         this.writes.start(() => this.store.heartbeat(this.job, progress), false);
       }
     }
@@ -124,17 +138,36 @@ export class HashRun {
     return this.writes.cancelRequested ? this.cancel() : undefined;
   }
 
-  private checkpointDue(): boolean {
-    const bytes = this.position - this.lastCheckpoint.offset;
-    const seconds = (Date.now() - this.lastCheckpoint.at) / 1000;
-    return bytes >= this.settings.checkpointBytes || seconds >= this.settings.checkpointSeconds;
+  /** Where the loop's time goes (milliseconds), logged when the job ends: the cost of each stage. */
+  private async timed<T>(stage: keyof typeof this.waits, work: Promise<T>): Promise<T> {
+    const started = performance.now();
+    try {
+      return await work;
+    } finally {
+      this.waits[stage] += performance.now() - started;
+    }
   }
 
-  /** Snapshot now (offset + serialized states), commit in the background. */
+  /** Time, or bytes minus the head start that lets the commit overlap hashing. */
+  private checkpointDue(): boolean {
+    if (this.writes.checkpointInFlight) return false;
+    const { chunkBytes, checkpointBytes, checkpointSeconds } = this.settings;
+    const headStart = Math.min(2, Math.floor(checkpointBytes / chunkBytes / 2)) * chunkBytes;
+    const bytes = this.position - this.lastCheckpoint.offset;
+    const seconds = (Date.now() - this.lastCheckpoint.at) / 1000;
+    return bytes >= checkpointBytes - headStart || seconds >= checkpointSeconds;
+  }
+
+  /** Snapshot now (offset + serialized states), commit behind the hashing. */
   private startCheckpoint(hashers: JobHashers, opened: OpenedSource): void {
     const checkpoint = this.snapshot(hashers, opened);
     this.lastCheckpoint = { offset: checkpoint.offset, at: Date.now() };
-    this.writes.start(() => this.save(checkpoint, false), true);
+    this.lastWriteAt = Date.now();
+    this.writes.start(async () => {
+      const result = await this.save(checkpoint, false);
+      this.durableOffset = checkpoint.offset;
+      return result;
+    }, true);
   }
 
   private snapshot(hashers: JobHashers, opened: OpenedSource): Checkpoint {
@@ -160,7 +193,7 @@ export class HashRun {
   private async cancel(): Promise<RunOutcome> {
     await this.writes.settle();
     await this.store.cancel(this.job, this.bytesRead);
-    this.log.info({ checkpointOffset: this.lastCheckpoint.offset }, 'canceled');
+    this.log.info({ checkpointOffset: this.durableOffset }, 'canceled');
     return 'canceled';
   }
 
@@ -186,7 +219,8 @@ export class HashRun {
       bytesRead: this.bytesRead,
       error,
     });
-    this.log.info({ totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded' }, 'finished');
+    const ms = Object.fromEntries(Object.entries(this.waits).map(([stage, value]) => [stage, Math.round(value)]));
+    this.log.info({ totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded', ms }, 'finished');
     return error ? 'failed' : 'succeeded';
   }
 }

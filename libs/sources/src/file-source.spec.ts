@@ -11,7 +11,7 @@ import { SourceFactory } from './source-factory';
 
 async function readAll(stream: AsyncIterable<Buffer>): Promise<{ bytes: Buffer; chunks: number[] }> {
   const parts: Buffer[] = [];
-  for await (const chunk of stream) parts.push(chunk);
+  for await (const chunk of stream) parts.push(Buffer.from(chunk)); // copies: the source reuses its buffers
   return { bytes: Buffer.concat(parts), chunks: parts.map((part) => part.length) };
 }
 
@@ -63,7 +63,7 @@ describe('FileSource', () => {
   it('starts at the offset when the version is unchanged', async () => {
     const file = source(join(root, 'data.bin'));
     const first = await file.open(0);
-    first.stream.destroy();
+    await first.close();
     const opened = await file.open(65_536, first.version);
     const { bytes } = await readAll(opened.stream);
     expect(createHash('sha256').update(bytes).digest('hex')).toBe(
@@ -80,8 +80,8 @@ describe('FileSource', () => {
     const path = join(root, 'changing.bin');
     await writeFile(path, content);
     const file = source(path);
-    const { version, stream } = await file.open(0);
-    stream.destroy();
+    const { version, close } = await file.open(0);
+    await close();
     await utimes(path, new Date(), new Date(Date.now() + 5_000));
     expect(await codeOf(file.open(10, version))).toBe('SOURCE_CHANGED');
     await writeFile(path, content.subarray(0, 10)); // shorter

@@ -1,6 +1,5 @@
 import { constants, type BigIntStats } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import type { FileRoots } from './file-roots.js';
 import { fsErrorToSourceError } from './fs-errors.js';
 import { SourceError } from './source-error.js';
@@ -55,8 +54,10 @@ export class FileSource implements Source {
       if (!Number.isSafeInteger(offset) || offset < 0 || offset > size) {
         throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the file', { path: this.path, offset, size });
       }
-      const stream = this.streamFrom(handle, offset, size, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
-      return { stream, version, size };
+      let closing: Promise<void> | undefined;
+      const close = () => (closing ??= handle.close());
+      const stream = this.chunksFrom(handle, close, offset, size, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+      return { stream, version, size, close };
     } catch (err) {
       await handle.close();
       throw err instanceof SourceError ? err : fsErrorToSourceError(err, this.path);
@@ -84,13 +85,44 @@ export class FileSource implements Source {
     return real;
   }
 
-  /** Reads [offset, size) only: bytes appended after the version was taken are not part of it. */
-  private streamFrom(handle: FileHandle, offset: number, size: number, chunkBytes: number): Readable {
-    if (offset === size) {
-      void handle.close();
-      return Readable.from([]);
+  /**
+   * Reads [offset, size) only (bytes appended after the version was taken are not
+   * part of it) into three buffers used in turn: no allocation per chunk, so
+   * multi-GiB reads put no pressure on the garbage collector. A short read (the
+   * file shrank) ends the stream early; the caller sees fewer bytes than `size`.
+   */
+  private async *chunksFrom(
+    handle: FileHandle,
+    close: () => Promise<void>,
+    offset: number,
+    size: number,
+    chunkBytes: number,
+  ): AsyncGenerator<Buffer> {
+    try {
+      yield* this.readRange(handle, offset, size, chunkBytes);
+    } finally {
+      await close();
     }
-    return handle.createReadStream({ start: offset, end: size - 1, highWaterMark: chunkBytes, autoClose: true });
+  }
+
+  private async *readRange(handle: FileHandle, offset: number, size: number, chunkBytes: number): AsyncGenerator<Buffer> {
+    const length = Math.min(chunkBytes, size - offset);
+    if (length <= 0) return;
+    const buffers = [Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length)];
+    for (let position = offset, turn = 0; position < size; turn++) {
+      const buffer = buffers[turn % buffers.length];
+      const wanted = Math.min(length, size - position);
+      let filled = 0;
+      while (filled < wanted) {
+        const { bytesRead } = await handle.read(buffer, filled, wanted - filled, position + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      if (filled === 0) return;
+      position += filled;
+      yield buffer.subarray(0, filled);
+      if (filled < wanted) return;
+    }
   }
 
   private notRegular(): SourceError {

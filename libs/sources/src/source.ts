@@ -1,5 +1,3 @@
-import type { Readable } from 'node:stream';
-
 /**
  * Identity of the bytes behind a source at one moment. A job records it at its
  * first read and a resumed job must see the same identity again, otherwise the
@@ -13,8 +11,15 @@ export interface OpenOptions {
 }
 
 export interface OpenedSource {
-  /** The bytes from the requested offset to the end, as Buffers. */
-  stream: Readable;
+  /**
+   * The bytes from the requested offset to the end. A source may reuse its
+   * buffers: a yielded Buffer stays valid until the iterator has been advanced
+   * twice more (room for one chunk hashed while the next one is read). A Node
+   * Readable satisfies this too.
+   */
+  stream: AsyncIterable<Buffer>;
+  /** Stops reading and releases the source (idempotent). */
+  close(): Promise<void>;
   /** Identity of what is being read; equal to the expected one when given. */
   version: SourceVersion;
   /** Total length of the source in bytes, when known. */
