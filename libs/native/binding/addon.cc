@@ -16,9 +16,6 @@
 
 namespace {
 
-// Status codes beyond enum hq_status, for the TypeScript error mapping.
-constexpr int kStatusBusy = 6;
-
 struct InstanceData {
   Napi::FunctionReference errorFactory;  // (status, message) => Error
 };
@@ -448,7 +445,6 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
   exports.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
   exports.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));
-  exports.Set("statusBusy", Napi::Number::New(env, kStatusBusy));
   return exports;
 }
 

@@ -55,3 +55,17 @@ test('binding.gyp compiles every C file of src/ (a missing one breaks the load)'
   const present = fs.readdirSync(path.join(root, 'src')).filter((f) => f.endsWith('.c')).map((f) => `src/${f}`).sort();
   expect(listed).toEqual(present);
 });
+
+test('loads in worker threads beside the main thread (one dispatch per process)', () => {
+  const code = `const { Worker } = require('node:worker_threads');
+    const m = require('@hashq/native');
+    const src = "const m = require('@hashq/native'); const { parentPort } = require('node:worker_threads');" +
+      "m.createHasher('sha256').updateAsync(Buffer.alloc(1 << 20, 1)).then(() => parentPort.postMessage(m.hash('sha256', 'abc').toString('hex')));";
+    const big = m.createHasher('sha256');
+    const pending = big.updateAsync(Buffer.alloc(8 << 20, 2));
+    Promise.all([0, 1].map(() => new Promise((ok, fail) => {
+      const w = new Worker(src, { eval: true });
+      w.once('message', ok); w.once('error', fail);
+    }))).then(async (r) => { await pending; console.log(r.join(' ')); });`;
+  expect(node(['-e', code])).toBe(`${expected} ${expected}`);
+});
