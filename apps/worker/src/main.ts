@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfig, PinoNestLogger } from '@hashq/config';
+import { algorithms } from '@hashq/native';
 import { createWorkerLogger } from './logger.js';
 import { loadWorkerSettings } from './worker-config.js';
 import { WorkerModule } from './worker.module.js';
@@ -30,6 +31,8 @@ async function bootstrap(): Promise<void> {
       checkpointBytes: config.checkpointBytes,
       checkpointSeconds: config.checkpointSeconds,
       ...settings,
+      // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
+      implementations: Object.fromEntries(algorithms().map((algorithm) => [algorithm.name, algorithm.implementation])),
     },
     'worker started',
   );
