@@ -70,6 +70,12 @@ describe('worker recovery (real processes)', () => {
     expect(await env.states(id)).toEqual(statesBefore);
     expect(after.status).toBe('running');
     expect(after.digests).toBeNull();
+    // hash states (plaintext tails) never reach a log line
+    const logged = worker.lines.map((line) => JSON.stringify(line)).join('\n');
+    for (const state of statesBefore.values()) {
+      expect(logged).not.toContain(state.toString('hex'));
+      expect(logged).not.toContain(state.toString('base64'));
+    }
     const stale = worker.lines.filter((line) => line.jobId === id && line.fence !== before.fence);
     expect(stale.some((line) => line.msg === 'checkpoint saved' && (line.offset as number) > before.checkpoint_offset)).toBe(false);
     await worker.stop();
@@ -127,6 +133,25 @@ describe('worker recovery (real processes)', () => {
     expect(done.digests).toBeNull();
     expect(done.error_details).toMatchObject({ expected: { size: 128 * MiB }, actual: { size: 128 * MiB } });
     expect(done.attempts).toBe(2); // permanent: no retry
+  });
+
+  it('a PostgreSQL connection killed mid-job is a transient error: retried with backoff, resumed from the checkpoint', async () => {
+    const path = await env.createFile('pg-loss.bin', 192);
+    const id = await env.submit(path, ['sha256']);
+    const worker = env.startWorker(settings);
+    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
+    // Every session of the test's own database but this one: the worker's pool loses its connections.
+    await env.db.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', worker);
+    await worker.stop();
+
+    expect(done.status).toBe('succeeded');
+    expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
+    expect(done.attempts).toBeGreaterThanOrEqual(2);
+    expect(done.resumes).toBeGreaterThanOrEqual(1);
+    expect(worker.lines.some((line) => line.jobId === id && line.code === 'INTERNAL_ERROR')).toBe(true);
   });
 
   it('a cancel request stops a running job within a chunk and keeps its last checkpoint', async () => {
