@@ -314,19 +314,24 @@ Napi::Value Hash(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, rc);
 }
 
-// serialize(ctx, out) → length; out holds at least HQ_STATE_MAX bytes.
+// serialize(ctx, out, offset) → length written at out[offset…]; at least
+// HQ_STATE_MAX bytes must follow offset.
 Napi::Value Serialize(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
   if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
   uint8_t *out;
   size_t cap;
+  uint32_t offset = 0;
   if (!GetOutput(env, info[1], &out, &cap, "output")) return env.Undefined();
-  if (cap < HQ_STATE_MAX) {
+  if (info.Length() > 2 && !GetUint32(env, info[2], &offset, "offset"))
+    return env.Undefined();
+  if (offset > cap || cap - offset < HQ_STATE_MAX) {
     ThrowBadArgument(env, "output buffer too small");
     return env.Undefined();
   }
-  return Napi::Number::New(env, static_cast<double>(hq_serialize(ctx, out)));
+  return Napi::Number::New(
+      env, static_cast<double>(hq_serialize(ctx, out + offset)));
 }
 
 // deserialize(ctx, state, expectId) → the algorithm id (> 0) on success,

@@ -28,7 +28,8 @@ export interface NativeAddon {
   copyUpdate(dst: Uint8Array, src: Uint8Array, data: Bytes): void;
   final(ctx: Uint8Array, out: Uint8Array, outlen: number): number;
   hash(id: number, data: Bytes | string, out: Uint8Array, outlen: number, custom?: Bytes): number;
-  serialize(ctx: Uint8Array, out: Uint8Array): number;
+  /** writes at out[offset…] (HQ_STATE_MAX bytes must fit), returns the length */
+  serialize(ctx: Uint8Array, out: Uint8Array, offset?: number): number;
   /** the algorithm id (> 0), or a negated hq_status */
   deserialize(ctx: Uint8Array, state: Bytes, expectId: number): number;
   ctxOutlen(ctx: Uint8Array): number;

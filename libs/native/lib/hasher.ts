@@ -154,22 +154,47 @@ export function cpucyclesSource(): string {
   return native.cpucyclesSource();
 }
 
-/** Contexts are carved from shared slabs: one ArrayBuffer per context would
- * cost an allocation each (Buffer's own pool does the same). HQ_CTX_SIZE is
- * a multiple of 8 and ArrayBuffers are 8-aligned, so every context is. */
-const SLAB_CONTEXTS = 16;
+/**
+ * Contexts are carved from shared slabs, 64 to a slab: a fresh ArrayBuffer
+ * per context would cost an allocation each, and a zero-filled one the
+ * zeroing too (hq_init and hq_deserialize write the context before use).
+ * HQ_CTX_SIZE is a multiple of 8 and slabs are 8-aligned, so every context
+ * is (the addon checks). A live hasher keeps its slab (28 KiB) alive.
+ */
+const SLAB_CONTEXTS = 64;
 let slab = new ArrayBuffer(0);
 let slabUsed = 0;
 
 function newContext(): Uint8Array {
   const size = native.ctxSize;
   if (slabUsed + size > slab.byteLength) {
-    slab = new ArrayBuffer(size * SLAB_CONTEXTS);
-    slabUsed = 0;
+    const fresh = Buffer.allocUnsafeSlow(size * SLAB_CONTEXTS);
+    slab = fresh.buffer;
+    slabUsed = fresh.byteOffset;
   }
   const ctx = new Uint8Array(slab, slabUsed, size);
   slabUsed += size;
   return ctx;
+}
+
+/**
+ * Serialized states are written into a shared pool and handed out as
+ * Buffers over it (as Buffer.allocUnsafe does): one Buffer object per
+ * state, no copy.
+ */
+const STATE_POOL_BYTES = 64 * 1024;
+let statePool = Buffer.alloc(0);
+let statePoolUsed = 0;
+
+function serializeContext(ctx: Uint8Array): Buffer {
+  if (statePoolUsed + native.stateMax > statePool.length) {
+    statePool = Buffer.allocUnsafeSlow(STATE_POOL_BYTES);
+    statePoolUsed = 0;
+  }
+  const at = statePoolUsed;
+  const n = native.serialize(ctx, statePool, at);
+  statePoolUsed += (n + 7) & ~7;
+  return Buffer.from(statePool.buffer, statePool.byteOffset + at, n);
 }
 
 function toBytes(data: Input, what = 'data'): Bytes {
@@ -318,8 +343,7 @@ export class Hasher {
   /** The portable serialized state (contains a plaintext tail of the input). */
   serialize(): Buffer {
     this.#idle();
-    const out = Buffer.allocUnsafe(native.stateMax);
-    return out.subarray(0, native.serialize(this.#ctx, out));
+    return serializeContext(this.#ctx);
   }
 
   copy(): Hasher {

@@ -64,6 +64,18 @@ describe('Hasher', () => {
     expect(h.algorithm).toBe(main);
   });
 
+  test('serialized states are independent buffers (also across pool boundaries)', () => {
+    const h = lib.createHasher(main).update('a');
+    const s1 = h.serialize();
+    const kept = Buffer.from(s1);
+    const s2 = h.update('b').serialize();
+    s2.fill(0);
+    expect(s1).toEqual(kept);
+    const states = Array.from({ length: 3000 }, (_, i) => lib.createHasher(main).update(String(i)).serialize());
+    states.forEach((s, i) => expect(lib.Hasher.restore(s).digest()).toEqual(lib.hash(main, String(i))));
+    expect(lib.Hasher.restore(s1).digest()).toEqual(lib.hash(main, 'a'));
+  });
+
   test('a Hasher cannot be constructed directly', () => {
     expect(() => new (lib.Hasher as unknown as new (...a: unknown[]) => unknown)()).toThrow(TypeError);
   });
