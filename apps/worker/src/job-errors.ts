@@ -18,8 +18,12 @@ export function classifyError(err: unknown): ClassifiedError {
     return { code: 'STATE_INVALID', message: err.message, permanent: true };
   }
   if (err instanceof HashqError) {
-    // A job the API accepted but the library refuses (unknown algorithm, bad option): retrying cannot help.
-    const code = err.code === 'ERR_UNKNOWN_ALGORITHM' ? 'UNKNOWN_ALGORITHM' : 'INVALID_JOB';
+    // A state the library refuses, or a job it cannot run (unknown algorithm, bad option): retrying cannot help.
+    const code = err.code.startsWith('ERR_STATE')
+      ? 'STATE_INVALID'
+      : err.code === 'ERR_UNKNOWN_ALGORITHM'
+        ? 'UNKNOWN_ALGORITHM'
+        : 'INVALID_JOB';
     return { code, message: err.message, permanent: true };
   }
   const message = err instanceof Error ? err.message : String(err);
