@@ -5,6 +5,7 @@ import { type ConfigModuleOptions, HASHQ_CONFIG, type HashqConfig, HashqConfigMo
 import { DatabaseModule } from '@hashq/database';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
+import { BenchmarksModule } from './benchmarks/benchmarks.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -27,6 +28,7 @@ export class AppModule {
         }),
         JobsModule,
         AlgorithmsModule,
+        BenchmarksModule,
         HealthModule,
         MetricsModule,
       ],

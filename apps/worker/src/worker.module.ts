@@ -7,6 +7,7 @@ import { HASH_QUEUE } from '@hashq/jobs';
 import { FileRoots, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
+import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
@@ -41,6 +42,7 @@ export class WorkerModule {
           }),
         }),
         BullModule.registerQueue({ name: HASH_QUEUE }),
+        BenchmarkModule,
       ],
       providers: [
         { provide: WORKER_SETTINGS, useValue: settings },

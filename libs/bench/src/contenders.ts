@@ -23,7 +23,7 @@ interface WasmHasher {
 }
 
 /** hash-wasm factories by our algorithm names. */
-const WASM_FACTORIES: Record<string, (hw: Record<string, (...a: unknown[]) => Promise<WasmHasher>>) => Promise<WasmHasher>> = {
+const WASM_FACTORIES: Record<string, (hw: HashWasm) => Promise<WasmHasher>> = {
   sha1: (hw) => hw.createSHA1(),
   sha224: (hw) => hw.createSHA224(),
   sha256: (hw) => hw.createSHA256(),
@@ -37,11 +37,12 @@ const WASM_FACTORIES: Record<string, (hw: Record<string, (...a: unknown[]) => Pr
   crc64nvme: (hw) => hw.createCRC64('9a6c9329ac4bc9b5'), // NVMe polynomial, reflected
 };
 
+type HashWasm = Record<string, (...a: unknown[]) => Promise<WasmHasher>>;
+
 /** hash-wasm is optional (a devDependency): absent, its rows are left out. */
-function loadHashWasm(): Record<string, (...a: unknown[]) => Promise<WasmHasher>> | undefined {
+async function loadHashWasm(): Promise<HashWasm | undefined> {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require('hash-wasm');
+    return (await import('hash-wasm')) as unknown as HashWasm;
   } catch {
     return undefined;
   }
@@ -71,7 +72,7 @@ export async function contendersFor(algorithm: string, providers: readonly Provi
       list.push({ provider: 'node-hash', implementation: 'openssl', hash: (m) => crypto.hash(algorithm, m, 'buffer') });
     }
   }
-  const hw = want.has('hash-wasm') ? loadHashWasm() : undefined;
+  const hw = want.has('hash-wasm') ? await loadHashWasm() : undefined;
   if (hw && WASM_FACTORIES[algorithm]) {
     const h = await WASM_FACTORIES[algorithm](hw);
     list.push({

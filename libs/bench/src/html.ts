@@ -101,7 +101,7 @@ function lengthTable(run: BenchmarkRun, key: TableKey, reference?: Reference): s
       `<td class="name">${esc(r.implementation)}</td><td>${fmt(r.nsPerByte)}</td><td>${key === 0 ? '' : fmt(r.mbPerSecond)}</td><td>${fmt(r.coreCyclesPerByte)}</td></tr>`,
   );
   const refRows = reference?.lengths[referenceKey(key)] ?? [];
-  const beside = run.machine.arch === reference?.machine.arch;
+  const beside = run.machine.arch === reference?.arch;
   if (beside) {
     for (const r of refRows) {
       rows.push(`<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td>` +
@@ -131,7 +131,7 @@ function referenceSection(reference: Reference): string {
     const rows = reference.lengths[k].map((r) => `<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td><td class="name">${esc(r.primitive)}</td></tr>`);
     return `<section><h3>${k === 'long' ? 'long messages' : `${k} bytes`}</h3><table><thead><tr><th>25%</th><th>50%</th><th>75%</th><th></th><th class="name">primitive</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
   });
-  return `<h2>Reference: eBASH, ${esc(reference.machine.cpu)}</h2><p class="note">Source: ${esc(reference.source)}. Core cycles per byte of the eBASH C implementations.</p><div class="tables">${tables.join('')}</div>`;
+  return `<h2>Reference: eBASH, ${esc(reference.machine)}</h2><p class="note">Source: ${esc(reference.source)}. ${esc(reference.unit)}, core cycles of the eBASH C implementations.</p><div class="tables">${tables.join('')}</div>`;
 }
 
 export function renderReport(run: BenchmarkRun, reference: Reference | undefined = loadU54Reference()): string {

@@ -2,12 +2,23 @@
  * The machine record of a run, and the counter's frequency measured against
  * the monotonic clock (the counter may tick at a fixed rate unlike the core).
  */
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 
 import * as native from '@hashq/native';
 
 import { median } from './stats';
 import type { MachineRecord } from './types';
+
+/** @hashq/native's version: its package.json as installed, looked for from the working directory up. */
+function nativeVersion(): string {
+  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'node_modules', '@hashq', 'native', 'package.json');
+    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
+}
 
 /** A counter reading with the monotonic time around it; retried until the
  * two clock reads are close (no preemption in between). */
@@ -73,8 +84,6 @@ export function machineRecord(quick: boolean): MachineRecord {
   const cpus = os.cpus();
   const implementations: Record<string, string> = {};
   for (const a of native.algorithms()) implementations[a.name] = a.implementation;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const pkg = require('@hashq/native/package.json') as { version: string };
   return {
     arch: process.arch,
     platform: process.platform,
@@ -85,7 +94,7 @@ export function machineRecord(quick: boolean): MachineRecord {
     counterHz: measureCounterHz(quick ? 30 : 100),
     coreHzEstimate: estimateCoreHz(quick ? 500_000 : 2_000_000),
     node: process.version,
-    libraryVersion: pkg.version,
+    libraryVersion: nativeVersion(),
     implementations,
     hostname: os.hostname(),
   };

@@ -6,22 +6,25 @@ import * as native from '@hashq/native';
 
 import { renderComparison, renderReport } from './html';
 import { runBenchmark } from './measure';
+import { median } from './stats';
 import { textTables } from './tables';
 import type { BenchmarkRun } from './types';
 
 const LEN = 4096;
 
-/** ticks/byte of sha256 on LEN-byte messages from wall-clock time and the measured counter frequency */
+/** ticks/byte of sha256 on LEN-byte messages from wall-clock time and the
+ * measured counter frequency: the median of many short batches (a batch a
+ * busy machine interrupted does not move the median). */
 function wallClockTicksPerByte(counterHz: number): number {
   const message = Buffer.alloc(LEN, 7);
-  const calls = 2000;
-  let best = Infinity;
-  for (let r = 0; r < 5; r++) {
+  const calls = 10;
+  const perCall: number[] = [];
+  for (let r = 0; r < 201; r++) {
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < calls; i++) native.hash('sha256', message);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / calls);
+    perCall.push(Number(process.hrtime.bigint() - t0) / calls);
   }
-  return (best * counterHz) / 1e9 / LEN;
+  return (median(perCall) * counterHz) / 1e9 / LEN;
 }
 
 describe('a quick benchmark run', () => {

@@ -1,0 +1,41 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+
+import { BENCH_ARCHS, PROVIDERS } from '@hashq/bench';
+
+export class CreateBenchmarkDto {
+  @ApiPropertyOptional({ description: 'Algorithms to measure (default: all of the addon)', example: ['sha256', 'ascon-hash256'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsString({ each: true })
+  algorithms?: string[];
+
+  @ApiPropertyOptional({ description: 'Who hashes (default: all)', enum: PROVIDERS, isArray: true })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @IsIn(PROVIDERS as unknown as string[], { each: true })
+  implementations?: string[];
+
+  @ApiPropertyOptional({ description: 'Message lengths in bytes (default: 0..4096 grid)', example: [8, 64, 576, 1536, 4096] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(64)
+  @IsInt({ each: true })
+  @Min(0, { each: true })
+  @Max(65536, { each: true })
+  lengths?: number[];
+
+  @ApiPropertyOptional({ description: 'CPU architecture of the worker to run on (process.arch names)', enum: BENCH_ARCHS, example: 'x64' })
+  @IsOptional()
+  @IsIn(BENCH_ARCHS as unknown as string[])
+  arch?: string;
+
+  @ApiPropertyOptional({ description: 'Quick mode: fewer lengths and measurements (seconds)' })
+  @IsOptional()
+  @IsBoolean()
+  quick?: boolean;
+}

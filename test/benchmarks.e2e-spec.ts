@@ -1,0 +1,182 @@
+/**
+ * Benchmarks end to end: POST /v1/benchmarks → queue bench-<arch> → the benchmark
+ * processor (in this process, on real BullMQ/Redis) → PostgreSQL → JSON and HTML report.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { INestApplication } from '@nestjs/common';
+import { BullModule } from '@nestjs/bullmq';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { Client } from 'pg';
+import pino from 'pino';
+import request from 'supertest';
+
+import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
+import { DatabaseModule } from '@hashq/database';
+import { CreateBenchmarks1764800000000 } from '../migrations/1764800000000-CreateBenchmarks';
+import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
+import { redisConnection } from '../apps/worker/src/worker.module';
+import { createApiApp } from './helpers/api';
+import { type TestEnv, createTestEnv } from './helpers/env';
+
+const ALGORITHMS = ['sha256', 'ascon-hash256', 'crc32c'];
+const LENGTHS = [8, 64, 576];
+
+/** Until data-source-options lists the migration, apply it here (idempotently). */
+async function ensureBenchmarkTables(env: TestEnv): Promise<void> {
+  const client = new Client({ connectionString: env.databaseUrl, options: `-c search_path=${env.schema}` });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT to_regclass('benchmark_runs') AS t`);
+    if (!rows[0].t) await new CreateBenchmarks1764800000000().up({ query: (sql: string) => client.query(sql) } as never);
+  } finally {
+    await client.end();
+  }
+}
+
+async function startWorker(env: TestEnv): Promise<TestingModule> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      HashqConfigModule.forRoot({ name: 'worker', env: env.env, logger: pino({ level: 'silent' }) }),
+      DatabaseModule,
+      BullModule.forRootAsync({
+        inject: [HASHQ_CONFIG],
+        useFactory: (config: HashqConfig) => ({ connection: redisConnection(config.redisUrl), prefix: config.queuePrefix }),
+      }),
+      BenchmarkModule,
+    ],
+  }).compile();
+  await moduleRef.init();
+  return moduleRef;
+}
+
+describe('benchmarks API → queue → worker → PostgreSQL → report', () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  let worker: TestingModule;
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+    await ensureBenchmarkTables(env);
+    app = await createApiApp(env);
+    worker = await startWorker(env);
+  }, 120_000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await app?.close();
+    await env?.cleanup();
+  });
+
+  async function finished(id: string): Promise<Record<string, any>> {
+    for (let i = 0; i < 600; i++) {
+      const res = await http().get(`/v1/benchmarks/${id}`).expect(200);
+      if (res.body.status === 'succeeded' || res.body.status === 'failed') return res.body;
+      await sleep(200);
+    }
+    throw new Error(`benchmark ${id} did not finish`);
+  }
+
+  async function quickRun(): Promise<string> {
+    const res = await http()
+      .post('/v1/benchmarks')
+      .send({ algorithms: ALGORITHMS, lengths: LENGTHS, quick: true, arch: process.arch })
+      .expect(202);
+    expect(res.body).toMatchObject({ status: 'queued', arch: process.arch });
+    return res.body.id;
+  }
+
+  let first: string;
+  let second: string;
+
+  it('runs a quick benchmark on this architecture and records it', async () => {
+    first = await quickRun();
+    const run = await finished(first);
+    expect(run.status).toBe('succeeded');
+    expect(run.cpuModel).toBeTruthy();
+    expect(run.run.machine).toMatchObject({ arch: process.arch, counter: expect.any(String) });
+    expect(run.run.machine.counterHz).toBeGreaterThan(0);
+    const ours = run.run.series.filter((s: { provider: string }) => s.provider === 'hashq');
+    expect(ours.map((s: { algorithm: string }) => s.algorithm).sort()).toEqual([...ALGORITHMS].sort());
+
+    const client = new Client({ connectionString: env.databaseUrl, options: `-c search_path=${env.schema}` });
+    await client.connect();
+    try {
+      const { rows } = await client.query(
+        `SELECT algorithm, provider, length, q1, median, q3 FROM benchmark_results WHERE run_id = $1`,
+        [first],
+      );
+      // every series: one row per length plus the long-message slope (length NULL)
+      expect(rows).toHaveLength(run.run.series.length * (LENGTHS.length + 1));
+      for (const algorithm of ALGORITHMS) {
+        const lengths = rows.filter((r) => r.algorithm === algorithm && r.provider === 'hashq').map((r) => r.length);
+        expect(lengths).toHaveLength(LENGTHS.length + 1);
+        expect(new Set(lengths)).toEqual(new Set([...LENGTHS, null]));
+      }
+      for (const r of rows) expect(r.q1).toBeLessThanOrEqual(r.q3);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('serves the HTML report: a row per algorithm, an SVG series per algorithm, the machine block', async () => {
+    const res = await http().get(`/v1/benchmarks/${first}/report`).expect(200).expect('content-type', /text\/html/);
+    const html = res.text;
+    expect(html).not.toMatch(/<script/i);
+    const svgs = html.match(/<svg[^>]*>[\s\S]*?<\/svg>/g) ?? [];
+    expect(svgs).toHaveLength(1);
+    expect(svgs[0]).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svgs[0].match(/<g class="series"/g)).toHaveLength(ALGORITHMS.length);
+    for (const a of ALGORITHMS) {
+      expect(svgs[0]).toContain(`data-algorithm="${a}"`);
+      expect(html).toContain(`<td class="name">${a}</td>`);
+    }
+    expect(html).toContain('<dl class="machine">');
+    expect(html).toContain('<h3>576 bytes</h3>');
+    expect(html).toContain('long messages (slope 16384→65536 bytes)');
+  });
+
+  it('lists runs and compares two of them with ratios', async () => {
+    second = await quickRun();
+    expect((await finished(second)).status).toBe('succeeded');
+    const list = await http().get('/v1/benchmarks').expect(200);
+    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining([first, second]));
+    const res = await http().get(`/v1/benchmarks/${second}/report?compare=${first}`).expect(200);
+    expect(res.text).toContain('hashq benchmark comparison');
+    expect(res.text).toContain(first);
+    expect(res.text).toContain(second);
+    expect(res.text).toContain('B ÷ A');
+    expect(res.text.match(/<table class="compare">/g)).toHaveLength(LENGTHS.length + 1);
+  });
+
+  it('refuses bad requests with a client error', async () => {
+    const bad = [
+      { arch: 'vax' },
+      { algorithms: [] },
+      { algorithms: ['sha256', 5] },
+      { lengths: [-1] },
+      { lengths: [1.5] },
+      { implementations: ['openssl-cli'] },
+      { quick: 'yes' },
+      { extra: 1 },
+    ];
+    for (const body of bad) {
+      const res = await http().post('/v1/benchmarks').send(body).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    }
+    const unknown = await http().post('/v1/benchmarks').send({ algorithms: ['md6'] }).expect(400);
+    expect(unknown.body.error.code).toBe('UNKNOWN_ALGORITHM');
+    expect((await http().get('/v1/benchmarks/not-a-uuid').expect(400)).body.error.code).toBe('INVALID_ID');
+    expect((await http().get('/v1/benchmarks/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe('BENCHMARK_NOT_FOUND');
+  });
+
+  it('answers 409 for the report of a run that has not finished', async () => {
+    // a run for an architecture no worker here serves stays queued
+    const other = process.arch === 'riscv64' ? 'arm64' : 'riscv64';
+    const res = await http().post('/v1/benchmarks').send({ quick: true, arch: other, algorithms: ['sha256'] }).expect(202);
+    expect(res.body.status).toBe('queued');
+    const report = await http().get(`/v1/benchmarks/${res.body.id}/report`).expect(409);
+    expect(report.body.error.code).toBe('BENCHMARK_NOT_FINISHED');
+  });
+});
