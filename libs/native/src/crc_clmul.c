@@ -134,20 +134,12 @@ TARGET static size_t fold_all(const struct fold_k *k, uint64_t reg,
 }
 
 #if defined(HQ_X86_64)
-#include <cpuid.h>
-
-/* VPCLMULQDQ (CPUID.7.0:ECX bit 10) with the OS saving YMM registers
- * (XCR0 bits 1-2); cpu comes from dispatch.c and must already have AVX2,
- * PCLMULQDQ and SSE4.1. */
+/* VPCLMULQDQ on YMM registers: dispatch.c sets HQ_CPU_X86_VPCLMUL only when
+ * the OS saves them; the wide path also needs PCLMULQDQ and SSE4.1. */
 int hq_crc_clmul_wide(uint32_t cpu) {
-  const uint32_t need = HQ_CPU_X86_AVX2 | HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41;
-  unsigned a, b, c, d, xcr0_lo, xcr0_hi;
-  if ((cpu & need) != need) return 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_OSXSAVE)) return 0;
-  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
-  (void)xcr0_hi;
-  if ((xcr0_lo & 6) != 6) return 0;
-  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 10));
+  const uint32_t need = HQ_CPU_X86_VPCLMUL | HQ_CPU_X86_AVX2 |
+                        HQ_CPU_X86_PCLMUL | HQ_CPU_X86_SSE41;
+  return (cpu & need) == need;
 }
 
 #define TARGET_WIDE __attribute__((target("pclmul,sse4.1,avx2,vpclmulqdq")))

@@ -21,7 +21,13 @@ static uint32_t detect(void) {
   uint32_t f = 0;
 #if defined(HQ_X86_64)
   unsigned a, b, c, d;
+  int ymm = 0; /* AVX state enabled by the OS (OSXSAVE + XCR0 bits 1, 2) */
   if (__get_cpuid(1, &a, &b, &c, &d)) {
+    if ((c & bit_OSXSAVE) && (c & bit_AVX)) {
+      unsigned lo, hi;
+      __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      ymm = (lo & 6) == 6;
+    }
     if (c & bit_SSSE3) f |= HQ_CPU_X86_SSSE3;
     if (c & bit_SSE4_1) f |= HQ_CPU_X86_SSE41;
     if (c & bit_SSE4_2) f |= HQ_CPU_X86_SSE42;
@@ -31,7 +37,8 @@ static uint32_t detect(void) {
     if (b & bit_SHA) f |= HQ_CPU_X86_SHA;
     if (b & bit_BMI) f |= HQ_CPU_X86_BMI1;
     if (b & bit_BMI2) f |= HQ_CPU_X86_BMI2;
-    if (b & bit_AVX2) f |= HQ_CPU_X86_AVX2;
+    if ((b & bit_AVX2) && ymm) f |= HQ_CPU_X86_AVX2;
+    if ((c & bit_VPCLMULQDQ) && ymm) f |= HQ_CPU_X86_VPCLMUL;
   }
 #elif defined(HQ_ARM64) && defined(__linux__)
   unsigned long hw = getauxval(AT_HWCAP);
