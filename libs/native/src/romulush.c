@@ -23,7 +23,9 @@
  * their tweakey, so they run side by side in 64-bit words (low half: E(h),
  * high half: E(h ^ 1)) and the round tweakeys are computed once. The 8-bit
  * S-box is computed on all 8 bytes of a word at once with shifts and masks
- * (no table lookups: constant time).
+ * (the tables below are only indexed by compile-time constants: no
+ * secret-dependent lookups, constant time). Rounds are unrolled by 8 so
+ * that each uses its own bit order (see S8 below).
  */
 #include "internal.h"
 
