@@ -36,9 +36,9 @@
 #define PHOTON_ROUNDS 12
 #define NIB(b) (0x1111111111111111ull * (b))
 #if defined(__GNUC__)
-#define HQ_NOINLINE __attribute__((noinline))
+#define PHOTON_NOINLINE __attribute__((noinline))
 #else
-#define HQ_NOINLINE
+#define PHOTON_NOINLINE
 #endif
 #define LANES(b) (0x0101010101010101ull * (b))
 
@@ -52,7 +52,7 @@
  * The shifted copies carry garbage in the other bit positions, which the
  * final masks drop. Not inlined: four interleaved copies of the circuit
  * would not fit the registers of a 64-bit RISC CPU. */
-static HQ_NOINLINE uint64_t photon_sbox(uint64_t w) {
+static PHOTON_NOINLINE uint64_t photon_sbox(uint64_t w) {
   uint64_t x0 = w, x1 = w >> 1, x2 = w >> 2, x3 = w >> 3;
   uint64_t a12 = x1 & x2, v = x3 & (x1 ^ x2), x03 = x0 ^ x3;
   uint64_t e = x0 & (a12 ^ v);
