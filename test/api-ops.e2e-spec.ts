@@ -67,20 +67,6 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     expect(res.body).toMatchObject({ status: 'ok', checks: { postgres: { status: 'up' }, redis: { status: 'up' } } });
   });
 
-  it('GET /health answers 503 naming the dependency that is down', async () => {
-    const port = await closedPort();
-    const broken = await createApiApp({ ...env, env: { ...env.env, REDIS_URL: `redis://127.0.0.1:${port}` } });
-    try {
-      const res = await request(broken.getHttpServer()).get('/health').expect(503);
-      expect(res.body.status).toBe('error');
-      expect(res.body.checks.postgres.status).toBe('up');
-      expect(res.body.checks.redis.status).toBe('down');
-      expect(typeof res.body.checks.redis.error).toBe('string');
-    } finally {
-      await broken.close();
-    }
-  });
-
   it('GET /metrics reports jobs by status, bytes and queue depth from PostgreSQL and BullMQ', async () => {
     const path = join(env.fileRoot, 'm.bin');
     await writeFile(path, Buffer.alloc(1000));
@@ -102,6 +88,35 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     expect(m.get('hashq_queue_jobs{state="waiting"}')).toBe(2);
     expect(m.get('hashq_queue_jobs{state="active"}')).toBe(0);
     expect(m.has('hashq_api_process_cpu_user_seconds_total')).toBe(true);
+  });
+
+  it('without Redis: /health is 503 naming it, a submit is still stored, /metrics still answers', async () => {
+    const port = await closedPort();
+    const broken = await createApiApp({ ...env, env: { ...env.env, REDIS_URL: `redis://127.0.0.1:${port}` } });
+    try {
+      const res = await request(broken.getHttpServer()).get('/health').expect(503);
+      expect(res.body.status).toBe('error');
+      expect(res.body.checks.postgres.status).toBe('up');
+      expect(res.body.checks.redis.status).toBe('down');
+      expect(typeof res.body.checks.redis.error).toBe('string');
+
+      // PostgreSQL is the truth: the job is accepted and stays queued until Redis is back
+      const path = join(env.fileRoot, 'no-redis.bin');
+      await writeFile(path, 'x');
+      const job = await request(broken.getHttpServer())
+        .post('/v1/jobs')
+        .send({ source: { type: 'file', path }, algorithms: ['sha256'] })
+        .expect(202);
+      expect(job.body.status).toBe('queued');
+      await request(app.getHttpServer()).get(`/v1/jobs/${job.body.id}`).expect(200);
+
+      const metrics = await request(broken.getHttpServer()).get('/metrics').expect(200);
+      const m = samples(metrics.text);
+      expect(m.get('hashq_jobs{status="queued"}')).toBeGreaterThanOrEqual(1);
+      expect([...m.keys()].some((key) => key.startsWith('hashq_queue_jobs{'))).toBe(false);
+    } finally {
+      await broken.close();
+    }
   });
 
   it('keeps its tables in DATABASE_SCHEMA when that is not public', async () => {

@@ -10,6 +10,7 @@ import type { JobEntity } from '@hashq/database';
 import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions } from '@hashq/jobs';
 
 import { ApiError } from '../common/api-error';
+import { withTimeout } from '../common/with-timeout';
 import { decodeCursor, encodeCursor, isUuid } from './cursor';
 import type { CreateJobDto } from './dto/create-job.dto';
 import type { JobListResponse, JobResponse } from './dto/job.response';
@@ -19,6 +20,8 @@ import { JobSourceResolver } from './job-source.resolver';
 import { toJobResponse } from './job.view';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** How long a submit waits for Redis before answering anyway (the reconciler enqueues later). */
+const ENQUEUE_TIMEOUT_MS = 2000;
 
 export interface SubmitResult {
   job: JobResponse;
@@ -123,10 +126,15 @@ export class JobsService {
     return new ApiError(HttpStatus.NOT_FOUND, 'JOB_NOT_FOUND', `no job with id ${id}`, { id });
   }
 
-  /** A Redis failure does not fail the request: the job is stored and the reconciler re-enqueues it. */
+  /**
+   * A Redis failure does not fail the request: the job is stored, and the QueueReconciler enqueues
+   * it once Redis is back (adding it twice is harmless: the BullMQ id is the job id).
+   */
   private async enqueue(job: JobEntity): Promise<void> {
     try {
-      await this.queue.add('hash', { jobId: job.id }, hashJobOptions(job.id, job.options.priority));
+      const added = this.queue.add('hash', { jobId: job.id }, hashJobOptions(job.id, job.options.priority));
+      added.catch(() => undefined); // may settle after the timeout
+      await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');
     } catch (err) {
       this.logger.warn({ jobId: job.id, err }, 'enqueue failed; the job stays queued in PostgreSQL');
     }

@@ -6,7 +6,11 @@ import type { Logger } from 'pino';
 import { HASHQ_LOGGER } from '@hashq/config';
 import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions } from '@hashq/jobs';
 
+import { withTimeout } from '../common/with-timeout';
+
 export const RECONCILE_INTERVAL_MS = 30_000;
+/** A Redis call that takes longer ends this round (Redis is away); the next round retries. */
+const REDIS_TIMEOUT_MS = 2000;
 
 /**
  * PostgreSQL is the truth, Redis only dispatches: every job PostgreSQL calls queued or running must
@@ -40,14 +44,19 @@ export class QueueReconciler implements OnApplicationBootstrap, OnModuleDestroy 
   async reconcile(): Promise<number> {
     let restored = 0;
     for (const id of await this.jobs.unfinishedIds()) {
-      if (await this.queue.getJob(id)) continue;
+      if (await this.redis(this.queue.getJob(id))) continue;
       const job = await this.jobs.findById(id);
       if (!job || (job.status !== 'queued' && job.status !== 'running')) continue;
-      await this.queue.add('hash', { jobId: id }, hashJobOptions(id, job.options.priority));
+      await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, job.options.priority)));
       restored++;
     }
     if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');
     return restored;
+  }
+
+  private redis<T>(call: Promise<T>): Promise<T> {
+    call.catch(() => undefined); // it may settle after the timeout
+    return withTimeout(call, REDIS_TIMEOUT_MS, 'redis');
   }
 
   private async reconcileQuietly(): Promise<void> {

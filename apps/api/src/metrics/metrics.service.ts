@@ -5,6 +5,10 @@ import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
 import { HASH_QUEUE, JobsRepository, METRIC_NAMES } from '@hashq/jobs';
 
+import { withTimeout } from '../common/with-timeout';
+
+const REDIS_TIMEOUT_MS = 2000;
+
 /** BullMQ states reported as queue depth. */
 const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
 
@@ -12,6 +16,7 @@ const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', '
  * Prometheus metrics of the API process. Job figures are read from PostgreSQL at scrape time, so
  * every API replica reports the same truth; the checkpoint latency histogram
  * (hashq_checkpoint_duration_seconds) is observed by the workers where checkpoints happen.
+ * Without Redis the scrape still answers, without the queue depth.
  */
 @Injectable()
 export class MetricsService {
@@ -51,12 +56,16 @@ export class MetricsService {
 
     new Gauge({
       name: METRIC_NAMES.queueDepth,
-      help: 'BullMQ hash queue jobs by state (Redis)',
+      help: 'BullMQ hash queue jobs by state (Redis); absent while Redis does not answer',
       labelNames: ['state'],
       registers: [this.registry],
       async collect() {
-        const counts = await queue.getJobCounts(...QUEUE_STATES);
-        for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+        try {
+          const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), REDIS_TIMEOUT_MS, 'redis');
+          for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
+        } catch {
+          this.reset();
+        }
       },
     });
   }
