@@ -126,10 +126,11 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     expect(html).not.toMatch(/<script/i);
     const svgs = html.match(/<svg[^>]*>[\s\S]*?<\/svg>/g) ?? [];
     expect(svgs).toHaveLength(1);
-    expect(svgs[0]).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
-    expect(svgs[0].match(/<g class="series"/g)).toHaveLength(ALGORITHMS.length);
+    const svg = svgs[0]!;
+    expect(svg).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    expect(svg.match(/<g class="series"/g)).toHaveLength(ALGORITHMS.length);
     for (const a of ALGORITHMS) {
-      expect(svgs[0]).toContain(`data-algorithm="${a}"`);
+      expect(svg).toContain(`data-algorithm="${a}"`);
       expect(html).toContain(`<td class="name">${a}</td>`);
     }
     expect(html).toContain('<dl class="machine">');

@@ -79,7 +79,7 @@ export function plotSvg(run: BenchmarkRun): string {
     const color = PALETTE(i);
     const dash = ['', ' stroke-dasharray="6 3"', ' stroke-dasharray="2 2"'][i % 3];
     const pts = points(s).map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(' ');
-    const ly = T + 4 + i * ((H - T - B) / Math.max(series.length, 1));
+    const ly = T + 4 + i * Math.min(18, (H - T - B) / Math.max(series.length, 1));
     return `<g class="series" data-algorithm="${esc(s.algorithm)}"><polyline fill="none" stroke="${color}" stroke-width="1.6"${dash} points="${pts}"/>` +
       `<line x1="${W - R + 12}" y1="${ly.toFixed(1)}" x2="${W - R + 30}" y2="${ly.toFixed(1)}" stroke="${color}" stroke-width="3"${dash}/>` +
       `<text x="${W - R + 36}" y="${(ly + 4).toFixed(1)}">${esc(s.algorithm)} (${esc(s.implementation)})</text></g>`;

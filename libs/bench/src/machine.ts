@@ -8,16 +8,14 @@ import * as path from 'node:path';
 
 import * as native from '@hashq/native';
 
+import { findUp } from './reference';
 import { median } from './stats';
 import type { MachineRecord } from './types';
 
-/** @hashq/native's version: its package.json as installed, looked for from the working directory up. */
+/** @hashq/native's version: its package.json as installed. */
 function nativeVersion(): string {
-  for (let dir = process.cwd(); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, 'node_modules', '@hashq', 'native', 'package.json');
-    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
-    if (path.dirname(dir) === dir) return 'unknown';
-  }
+  const file = findUp(path.join('node_modules', '@hashq', 'native', 'package.json'));
+  return file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version : 'unknown';
 }
 
 /** A counter reading with the monotonic time around it; retried until the
@@ -64,12 +62,14 @@ function addChain(iterations: number, y: number): number {
 
 /**
  * An ESTIMATE of the core clock (Hz): dependent adds per second, the best
- * of several runs (interruptions only make a run slower). Reported as an
- * estimate: the JIT's code, not a calibrated counter.
+ * of many short runs (each well under a scheduler time slice, so on a busy
+ * machine some run uninterrupted; interruptions only make a run slower).
+ * Reported as an estimate: it trusts the JIT's code, not a calibrated counter.
  */
-export function estimateCoreHz(iterations = 2_000_000, rounds = 7): number {
+export function estimateCoreHz(iterations = 50_000, rounds = 41): number {
   let best = 0;
   let sink = 0;
+  for (let r = 0; r < 5; r++) sink ^= addChain(iterations, r + 1); // let the JIT optimise it first
   for (let r = 0; r < rounds; r++) {
     const t0 = process.hrtime.bigint();
     sink ^= addChain(iterations, r + 1);
@@ -92,7 +92,7 @@ export function machineRecord(quick: boolean): MachineRecord {
     cores: os.availableParallelism?.() ?? cpus.length,
     counter: native.cpucyclesSource(),
     counterHz: measureCounterHz(quick ? 30 : 100),
-    coreHzEstimate: estimateCoreHz(quick ? 500_000 : 2_000_000),
+    coreHzEstimate: estimateCoreHz(50_000, quick ? 21 : 61),
     node: process.version,
     libraryVersion: nativeVersion(),
     implementations,

@@ -33,20 +33,32 @@ interface ReferenceFile {
 
 const RELATIVE = path.join('libs', 'native', 'bench', 'data', 'ebash-u54.json');
 
-/** The data file, looked for from the working directory upwards. */
-export function loadU54Reference(): Reference | undefined {
-  let dir = process.cwd();
-  for (let up = 0; up < 6; up++, dir = path.dirname(dir)) {
-    const file = path.join(dir, RELATIVE);
-    if (!fs.existsSync(file)) continue;
-    const data = JSON.parse(fs.readFileSync(file, 'utf8')) as ReferenceFile;
-    const lengths: Record<string, ReferenceRow[]> = {};
-    for (const [key, table] of Object.entries(data.tables)) {
-      lengths[key] = Object.entries(table)
-        .map(([primitive, q]) => ({ primitive, q1: q.q1, median: q.median, q3: q.q3, spread: q.highVariance }))
-        .sort((a, b) => a.median - b.median);
+/**
+ * The first `relative` path that exists above this module or above the
+ * working directory (__dirname is absent when this module runs as ESM).
+ */
+export function findUp(relative: string): string | undefined {
+  const starts = [typeof __dirname === 'string' ? __dirname : undefined, process.cwd()];
+  for (const start of starts) {
+    if (!start) continue;
+    for (let dir = start; ; dir = path.dirname(dir)) {
+      if (fs.existsSync(path.join(dir, relative))) return path.join(dir, relative);
+      if (path.dirname(dir) === dir) break;
     }
-    return { source: data.source, machine: data.machine, arch: data.machine.split(';')[0].trim(), unit: data.unit, lengths };
   }
   return undefined;
+}
+
+/** The data file of the eBASH U54 figures, when the project has it. */
+export function loadU54Reference(): Reference | undefined {
+  const file = findUp(RELATIVE);
+  if (!file) return undefined;
+  const data = JSON.parse(fs.readFileSync(file, 'utf8')) as ReferenceFile;
+  const lengths: Record<string, ReferenceRow[]> = {};
+  for (const [key, table] of Object.entries(data.tables)) {
+    lengths[key] = Object.entries(table)
+      .map(([primitive, q]) => ({ primitive, q1: q.q1, median: q.median, q3: q.q3, spread: q.highVariance }))
+      .sort((a, b) => a.median - b.median);
+  }
+  return { source: data.source, machine: data.machine, arch: data.machine.split(';')[0].trim(), unit: data.unit, lengths };
 }
