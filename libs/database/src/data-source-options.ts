@@ -2,13 +2,14 @@ import type { HashqConfig } from '@hashq/config';
 import type { DataSourceOptions } from 'typeorm';
 
 import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-CreateJobs';
+import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
 
 export const ENTITIES = [JobEntity, JobStateEntity];
 
 /** Migrations in the order they were written; listed by class so no glob depends on dist/ layout. */
-export const MIGRATIONS = [CreateJobs1764676800000];
+export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks1764800000000];
 
 /**
  * Connection options shared by the apps, the migration CLI and the tests. The schema is both
