@@ -13,7 +13,6 @@ import request from 'supertest';
 
 import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
-import { CreateBenchmarks1764800000000 } from '../migrations/1764800000000-CreateBenchmarks';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
 import { redisConnection } from '../apps/worker/src/worker.module';
 import { createApiApp } from './helpers/api';
@@ -21,18 +20,6 @@ import { type TestEnv, createTestEnv } from './helpers/env';
 
 const ALGORITHMS = ['sha256', 'ascon-hash256', 'crc32c'];
 const LENGTHS = [8, 64, 576];
-
-/** Until data-source-options lists the migration, apply it here (idempotently). */
-async function ensureBenchmarkTables(env: TestEnv): Promise<void> {
-  const client = new Client({ connectionString: env.databaseUrl, options: `-c search_path=${env.schema}` });
-  await client.connect();
-  try {
-    const { rows } = await client.query(`SELECT to_regclass('benchmark_runs') AS t`);
-    if (!rows[0].t) await new CreateBenchmarks1764800000000().up({ query: (sql: string) => client.query(sql) } as never);
-  } finally {
-    await client.end();
-  }
-}
 
 async function startWorker(env: TestEnv): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({
@@ -58,7 +45,6 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
 
   beforeAll(async () => {
     env = await createTestEnv();
-    await ensureBenchmarkTables(env);
     app = await createApiApp(env);
     worker = await startWorker(env);
   }, 120_000);
