@@ -49,7 +49,9 @@
       "cflags_cc": ["-std=c++17"],
       # C++ exceptions stay off (node-gyp's default): the glue reports
       # errors through N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
-      "cflags!": ["-O2", "-O1", "-O0"],
+      # Node's common.gypi keeps frame pointers; the hash loops gain a register
+      # (about 2 % for Keccak) without one.
+      "cflags!": ["-O2", "-O1", "-O0", "-fno-omit-frame-pointer"],
       "xcode_settings": {
         "OTHER_CFLAGS": ["-O3", "-std=c11"],
         "OTHER_CPLUSPLUSFLAGS": ["-O3", "-std=c++17"],

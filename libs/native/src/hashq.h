@@ -29,6 +29,10 @@ enum hq_status {
 #define HQ_CTX_SIZE 448
 /* Largest serialized state, in bytes. */
 #define HQ_STATE_MAX 512
+/* Longest output of one digest call, and longest default output length a
+ * context (or a serialized state) may carry. */
+#define HQ_OUTLEN_MAX (1u << 30)
+#define HQ_DEFAULT_OUTLEN_MAX 65536u
 /* Longest customization string (CXOF), bytes (SP 800-232: 2048 bits). */
 #define HQ_CUSTOM_MAX 256
 

@@ -21,10 +21,6 @@
 
 #define HQ_MAX_BLOCK 168 /* Keccak rate for SHAKE128 */
 #define HQ_STATE_BYTES 200
-/* Longest output of one digest call, and longest default output length a
- * context (or a serialized state) may carry. */
-#define HQ_OUTLEN_MAX (1u << 30)
-#define HQ_DEFAULT_OUTLEN_MAX 65536u
 
 /* Stable algorithm ids: they are written into serialized states. Never
  * renumber; append only. */
