@@ -11,9 +11,7 @@
   X(asconxofav12) X(md5) X(crc32) X(crc32c) X(crc64nvme) X(xoodyak)        \
   X(esch256) X(esch384) X(romulush) X(photonbeetlehash256)
 
-/* Weak while families are being added: an algorithm whose family file is
- * not linked in is simply absent from the registry. */
-#define HQ_DECLARE(n) extern hq_algo hq_algo_##n __attribute__((weak));
+#define HQ_DECLARE(n) extern hq_algo hq_algo_##n;
 HQ_ALGOS(HQ_DECLARE)
 
 static hq_algo *table[HQ_ID_LIMIT];
@@ -27,7 +25,7 @@ static void registry_build(void) {
   };
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
     hq_algo *a = all[i];
-    if (a && a->init && a->info.id > 0 && a->info.id < HQ_ID_LIMIT)
+    if (a->init && a->info.id > 0 && a->info.id < HQ_ID_LIMIT)
       table[a->info.id] = a;
   }
   count = 0;
