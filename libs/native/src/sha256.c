@@ -32,44 +32,48 @@ const uint32_t hq_sha256_k[64] = {
 #define SSIG0(x) (hq_rotr32(x, 7) ^ hq_rotr32(x, 18) ^ ((x) >> 3))
 #define SSIG1(x) (hq_rotr32(x, 17) ^ hq_rotr32(x, 19) ^ ((x) >> 10))
 #define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-#define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
 
-/* W is a 16-word ring; rounds 16..63 extend it in place. The eight working
- * variables rotate by renaming, so no moves between rounds. */
-#define W(t) w[(t) & 15]
-#define EXPAND(t) \
-  (W(t) += SSIG1(W((t) - 2)) + W((t) - 7) + SSIG0(W((t) - 15)))
-#define ROUND(a, b, c, d, e, f, g, h, t, wt)          \
-  do {                                                \
-    uint32_t t1 = h + BSIG1(e) + CH(e, f, g) + hq_sha256_k[t] + (wt); \
-    d += t1;                                          \
-    h = t1 + BSIG0(a) + MAJ(a, b, c);                 \
+/* One round; kw is K[t] + W[t]. The eight working variables rotate by
+ * renaming, so no moves between rounds. Maj(a, b, c) = b ^ ((a ^ b) &
+ * (b ^ c)), and this round's b ^ c is the last round's a ^ b, kept in bc. */
+#define ROUND(a, b, c, d, e, f, g, h, kw)              \
+  do {                                                 \
+    uint32_t t1 = h + BSIG1(e) + CH(e, f, g) + (kw);   \
+    uint32_t ab = a ^ b;                               \
+    d += t1;                                           \
+    h = t1 + BSIG0(a) + (b ^ (ab & bc));               \
+    bc = ab;                                           \
   } while (0)
-#define ROUND8(t, wexpr)                                   \
-  ROUND(a, b, c, d, e, f, g, h, (t) + 0, wexpr((t) + 0));  \
-  ROUND(h, a, b, c, d, e, f, g, (t) + 1, wexpr((t) + 1));  \
-  ROUND(g, h, a, b, c, d, e, f, (t) + 2, wexpr((t) + 2));  \
-  ROUND(f, g, h, a, b, c, d, e, (t) + 3, wexpr((t) + 3));  \
-  ROUND(e, f, g, h, a, b, c, d, (t) + 4, wexpr((t) + 4));  \
-  ROUND(d, e, f, g, h, a, b, c, (t) + 5, wexpr((t) + 5));  \
-  ROUND(c, d, e, f, g, h, a, b, (t) + 6, wexpr((t) + 6));  \
-  ROUND(b, c, d, e, f, g, h, a, (t) + 7, wexpr((t) + 7))
-#define LOADW(t) (W(t) = hq_load32_be(in + 4 * (t)))
+#define ROUND8(KW, j)                                \
+  ROUND(a, b, c, d, e, f, g, h, KW((j) + 0));        \
+  ROUND(h, a, b, c, d, e, f, g, KW((j) + 1));        \
+  ROUND(g, h, a, b, c, d, e, f, KW((j) + 2));        \
+  ROUND(f, g, h, a, b, c, d, e, KW((j) + 3));        \
+  ROUND(e, f, g, h, a, b, c, d, KW((j) + 4));        \
+  ROUND(d, e, f, g, h, a, b, c, KW((j) + 5));        \
+  ROUND(c, d, e, f, g, h, a, b, KW((j) + 6));        \
+  ROUND(b, c, d, e, f, g, h, a, KW((j) + 7))
+/* W is a 16-word ring; rounds 16..63 extend it in place (§6.2.2 step 1),
+ * 16 at a time, so ring slot j of a chunk is w[j]; k points at K[t]. */
+#define KW_LOAD(j) (hq_sha256_k[j] + (w[j] = hq_load32_be(in + 4 * (j))))
+#define KW_EXPAND(j)                                               \
+  (k[j] + (w[j] += SSIG1(w[((j) + 14) & 15]) + w[((j) + 9) & 15] + \
+                   SSIG0(w[((j) + 1) & 15])))
 
 static void sha256_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
   uint32_t *s = ctx->s.w32;
   for (; n--; in += 64) {
     uint32_t w[16];
     uint32_t a = s[0], b = s[1], c = s[2], d = s[3];
-    uint32_t e = s[4], f = s[5], g = s[6], h = s[7];
-    ROUND8(0, LOADW);
-    ROUND8(8, LOADW);
-    ROUND8(16, EXPAND);
-    ROUND8(24, EXPAND);
-    ROUND8(32, EXPAND);
-    ROUND8(40, EXPAND);
-    ROUND8(48, EXPAND);
-    ROUND8(56, EXPAND);
+    uint32_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
+    ROUND8(KW_LOAD, 0);
+    ROUND8(KW_LOAD, 8);
+    /* rolled by 16 rounds: fully unrolled ran slower on x86-64 */
+#pragma GCC unroll 1
+    for (const uint32_t *k = hq_sha256_k + 16; k < hq_sha256_k + 64; k += 16) {
+      ROUND8(KW_EXPAND, 0);
+      ROUND8(KW_EXPAND, 8);
+    }
     s[0] += a; s[1] += b; s[2] += c; s[3] += d;
     s[4] += e; s[5] += f; s[6] += g; s[7] += h;
   }

@@ -5,9 +5,9 @@
  * State: H0..H7 as host integers in c->s.w64[0..7]. The serialized format
  * relies on this layout.
  *
- * The portable block function is fully unrolled with the message schedule
- * in a 16-word ring; x86-64 CPUs with AVX2 and BMI2 get sha512_avx2.c
- * (vector message schedule, RORX rotations).
+ * The portable block function keeps the message schedule in a 16-word ring
+ * and runs in chunks of 16 unrolled rounds; x86-64 CPUs with AVX2 and BMI2
+ * get sha512_avx2.c (vector message schedule, RORX rotations).
  */
 #include "sha512_rounds.h"
 
@@ -47,12 +47,12 @@ const uint64_t hq_sha512_k[80] = {
 #define SSIG0(x) (hq_rotr64(x, 1) ^ hq_rotr64(x, 8) ^ ((x) >> 7))
 #define SSIG1(x) (hq_rotr64(x, 19) ^ hq_rotr64(x, 61) ^ ((x) >> 6))
 
-/* W is a 16-word ring; rounds 16..79 extend it in place (§6.4.2 step 1). */
-#define W(t) w[(t) & 15]
-#define KW_LOAD(t) (hq_sha512_k[t] + (W(t) = hq_load64_be(in + 8 * (t))))
-#define KW_EXPAND(t) \
-  (hq_sha512_k[t] + \
-   (W(t) += SSIG1(W((t) - 2)) + W((t) - 7) + SSIG0(W((t) - 15))))
+/* W is a 16-word ring; rounds 16..79 extend it in place (§6.4.2 step 1),
+ * 16 at a time, so ring slot j of a chunk is w[j]; k points at K[t]. */
+#define KW_LOAD(j) (hq_sha512_k[j] + (w[j] = hq_load64_be(in + 8 * (j))))
+#define KW_EXPAND(j)                                                   \
+  (k[j] + (w[j] += SSIG1(w[((j) + 14) & 15]) + w[((j) + 9) & 15] +     \
+                   SSIG0(w[((j) + 1) & 15])))
 
 static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
   uint64_t *s = ctx->s.w64;
@@ -62,14 +62,12 @@ static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
     uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
     SHA512_ROUND8(KW_LOAD, 0);
     SHA512_ROUND8(KW_LOAD, 8);
-    SHA512_ROUND8(KW_EXPAND, 16);
-    SHA512_ROUND8(KW_EXPAND, 24);
-    SHA512_ROUND8(KW_EXPAND, 32);
-    SHA512_ROUND8(KW_EXPAND, 40);
-    SHA512_ROUND8(KW_EXPAND, 48);
-    SHA512_ROUND8(KW_EXPAND, 56);
-    SHA512_ROUND8(KW_EXPAND, 64);
-    SHA512_ROUND8(KW_EXPAND, 72);
+    /* rolled by 16 rounds: fully unrolled ran 30 % slower on x86-64 */
+#pragma GCC unroll 1
+    for (const uint64_t *k = hq_sha512_k + 16; k < hq_sha512_k + 80; k += 16) {
+      SHA512_ROUND8(KW_EXPAND, 0);
+      SHA512_ROUND8(KW_EXPAND, 8);
+    }
     s[0] += a; s[1] += b; s[2] += c; s[3] += d;
     s[4] += e; s[5] += f; s[6] += g; s[7] += h;
   }
