@@ -17,7 +17,22 @@ export interface FileSourceRef {
   path: string;
 }
 
-export type SourceRef = FileSourceRef;
+/** A URL read with ranged GETs (see @hashq/sources HttpSource). */
+export interface HttpSourceRef {
+  type: 'http';
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** An object in S3-compatible storage (see @hashq/sources S3Source). */
+export interface S3SourceRef {
+  type: 's3';
+  bucket: string;
+  key: string;
+  versionId?: string;
+}
+
+export type SourceRef = FileSourceRef | HttpSourceRef | S3SourceRef;
 
 /** One digest as stored in jobs.digests and returned by the API. */
 export interface DigestValue {

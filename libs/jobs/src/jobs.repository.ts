@@ -11,7 +11,7 @@ export interface NewJob {
   source: SourceRef;
   algorithms: string[];
   options: JobOptions;
-  totalBytes: number;
+  totalBytes: number | null;
   idempotencyKey?: string;
   requestHash?: string;
 }

@@ -3,3 +3,8 @@ export * from './source-error.js';
 export * from './file-roots.js';
 export * from './file-source.js';
 export * from './source-factory.js';
+export * from './net-guard.js';
+export * from './remote-config.js';
+export * from './http-source.js';
+export * from './s3-source.js';
+export * from './source-spec.js';

@@ -6,6 +6,7 @@ export type SourceErrorCode =
   | 'PATH_OUTSIDE_ROOTS'
   | 'NOT_A_REGULAR_FILE'
   | 'SOURCE_UNSUPPORTED'
+  | 'SOURCE_ADDRESS_FORBIDDEN'
   | 'SOURCE_READ_FAILED';
 
 /** Codes that no retry can cure: the job fails at once. */
@@ -16,6 +17,7 @@ const PERMANENT: ReadonlySet<SourceErrorCode> = new Set<SourceErrorCode>([
   'PATH_OUTSIDE_ROOTS',
   'NOT_A_REGULAR_FILE',
   'SOURCE_UNSUPPORTED',
+  'SOURCE_ADDRESS_FORBIDDEN',
 ]);
 
 export class SourceError extends Error {

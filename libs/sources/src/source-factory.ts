@@ -1,5 +1,9 @@
 import { FileRoots } from './file-roots.js';
 import { FileSource } from './file-source.js';
+import { HttpSource } from './http-source.js';
+import { loadRemoteConfig, type RemoteConfig } from './remote-config.js';
+import { createS3Client, S3Source } from './s3-source.js';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { SourceError } from './source-error.js';
 import type { Source } from './source.js';
 
@@ -11,7 +15,13 @@ export interface SourceSpec {
 
 /** Builds the Source for a stored spec; new source types register here. */
 export class SourceFactory {
-  constructor(private readonly fileRoots: FileRoots) {}
+  private s3?: S3Client;
+
+  /** `remote` (HTTP/S3 settings and the SSRF allow list) defaults to the environment. */
+  constructor(
+    private readonly fileRoots: FileRoots,
+    private readonly remote: RemoteConfig = loadRemoteConfig(),
+  ) {}
 
   create(spec: SourceSpec): Source {
     switch (spec.type) {
@@ -20,6 +30,25 @@ export class SourceFactory {
           throw new SourceError('SOURCE_UNSUPPORTED', 'file source needs a path', { source: spec });
         }
         return new FileSource(spec.path, this.fileRoots);
+      case 'http':
+        if (typeof spec.url !== 'string') {
+          throw new SourceError('SOURCE_UNSUPPORTED', 'http source needs a url', { source: spec });
+        }
+        return new HttpSource(
+          { type: 'http', url: spec.url, headers: spec.headers as Record<string, string> | undefined },
+          this.remote,
+        );
+      case 's3':
+        if (typeof spec.bucket !== 'string' || typeof spec.key !== 'string') {
+          throw new SourceError('SOURCE_UNSUPPORTED', 's3 source needs a bucket and a key', { source: spec });
+        }
+        this.s3 ??= createS3Client(this.remote);
+        return new S3Source(
+          { type: 's3', bucket: spec.bucket, key: spec.key, versionId: spec.versionId as string | undefined },
+          this.s3,
+          this.remote.guard,
+          this.remote.s3.endpoint,
+        );
       default:
         throw new SourceError('SOURCE_UNSUPPORTED', `unsupported source type: ${String(spec.type)}`, { source: spec });
     }

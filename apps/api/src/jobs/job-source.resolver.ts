@@ -5,20 +5,22 @@ import { fileURLToPath } from 'node:url';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
-import type { FileSourceRef } from '@hashq/jobs';
-import { FileRoots, SourceError } from '@hashq/sources';
+import type { SourceRef } from '@hashq/jobs';
+import { FileRoots, NetGuard, parseRemoteSource, SourceError } from '@hashq/sources';
 
 import { ApiError } from '../common/api-error';
 
 export interface ResolvedSource {
-  ref: FileSourceRef;
-  size: number;
+  ref: SourceRef;
+  /** Known at submission for files; remote sources learn it when the worker opens them. */
+  size: number | null;
 }
 
 /** HTTP status of each refusal of a source (see @hashq/sources' codes). */
 const STATUS_BY_CODE: Record<string, HttpStatus> = {
   PATH_OUTSIDE_ROOTS: HttpStatus.FORBIDDEN,
   SOURCE_FORBIDDEN: HttpStatus.FORBIDDEN,
+  SOURCE_ADDRESS_FORBIDDEN: HttpStatus.FORBIDDEN,
   SOURCE_NOT_FOUND: HttpStatus.UNPROCESSABLE_ENTITY,
   NOT_A_REGULAR_FILE: HttpStatus.UNPROCESSABLE_ENTITY,
 };
@@ -34,12 +36,15 @@ const invalid = (message: string, source: unknown): ApiError =>
 @Injectable()
 export class JobSourceResolver {
   private readonly roots: FileRoots;
+  private readonly guard = NetGuard.fromEnv();
 
   constructor(@Inject(HASHQ_CONFIG) config: HashqConfig) {
     this.roots = new FileRoots(config.fileRoots);
   }
 
   async resolve(source: unknown): Promise<ResolvedSource> {
+    const remote = this.remoteSource(source);
+    if (remote) return { ref: remote, size: null };
     const requested = this.requestedPath(source);
     try {
       const path = await this.roots.resolve(requested);
@@ -57,6 +62,19 @@ export class JobSourceResolver {
     }
   }
 
+  /** http(s)/s3 sources (see @hashq/sources' parseRemoteSource); null for a file source. */
+  private remoteSource(source: unknown) {
+    try {
+      return parseRemoteSource(source, this.guard);
+    } catch (err) {
+      if (err instanceof SourceError && err.code === 'SOURCE_ADDRESS_FORBIDDEN') {
+        throw new ApiError(HttpStatus.FORBIDDEN, err.code, err.message, err.details);
+      }
+      if (err instanceof SourceError) throw invalid(err.message, source);
+      throw err;
+    }
+  }
+
   /** Accepts {"type":"file","path":"/abs"} or "file:///abs" and returns the absolute path. */
   private requestedPath(source: unknown): string {
     let path: unknown;
@@ -65,7 +83,7 @@ export class JobSourceResolver {
     } else if (typeof source === 'object' && source !== null && !Array.isArray(source)) {
       const { type, path: objectPath, ...rest } = source as Record<string, unknown>;
       if (type !== 'file') {
-        throw invalid(`unsupported source type ${JSON.stringify(type ?? null)}: only "file" is supported`, source);
+        throw invalid(`unsupported source type ${JSON.stringify(type ?? null)}: expected "file", "http" or "s3"`, source);
       }
       const unknownFields = Object.keys(rest);
       if (unknownFields.length > 0) {

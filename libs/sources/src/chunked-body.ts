@@ -1,0 +1,76 @@
+import { SourceError } from './source-error.js';
+
+/**
+ * Turns a network body (small pieces of any size) into chunks of `chunkBytes`
+ * in three buffers used in turn (a yielded Buffer stays valid until the
+ * iterator has been advanced twice more, as the Source contract says).
+ *
+ * `skip` bytes at the start are dropped (a server that ignored Range sent the
+ * whole body). `expected` is the number of bytes that must follow: fewer (the
+ * connection ended early) or more is a transient SOURCE_READ_FAILED, never a
+ * short digest. Errors of the body (reset, timeout) become SOURCE_READ_FAILED.
+ */
+export async function* chunkBody(
+  body: AsyncIterable<Buffer | Uint8Array>,
+  chunkBytes: number,
+  expected: number | null,
+  skip = 0,
+  what = 'source',
+): AsyncGenerator<Buffer> {
+  const buffers: Buffer[] = [];
+  let turn = 0;
+  let current: Buffer | null = null;
+  let filled = 0;
+  let toSkip = skip;
+  let delivered = 0;
+  const take = (): Buffer => {
+    if (buffers.length < 3) buffers.push(Buffer.allocUnsafeSlow(chunkBytes));
+    return buffers[turn++ % 3];
+  };
+  try {
+    for await (const raw of body) {
+      let piece = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      if (toSkip > 0) {
+        const n = Math.min(toSkip, piece.length);
+        toSkip -= n;
+        piece = piece.subarray(n);
+      }
+      while (piece.length > 0) {
+        current ??= take();
+        const n = Math.min(chunkBytes - filled, piece.length);
+        piece.copy(current, filled, 0, n);
+        filled += n;
+        piece = piece.subarray(n);
+        if (filled === chunkBytes) {
+          delivered += filled;
+          if (expected !== null && delivered > expected) throw tooLong(what, expected);
+          const out = current;
+          current = null;
+          filled = 0;
+          yield out;
+        }
+      }
+    }
+  } catch (err) {
+    if (err instanceof SourceError) throw err;
+    throw new SourceError('SOURCE_READ_FAILED', `reading ${what} failed: ${(err as Error).message}`, {
+      cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name,
+      bytesDelivered: delivered + filled,
+    });
+  }
+  if (current && filled > 0) {
+    delivered += filled;
+    if (expected !== null && delivered > expected) throw tooLong(what, expected);
+    yield current.subarray(0, filled);
+  }
+  if (toSkip > 0 || (expected !== null && delivered < expected)) {
+    throw new SourceError('SOURCE_READ_FAILED', `${what} ended early: ${delivered} of ${expected} bytes`, {
+      bytesDelivered: delivered,
+      expected,
+    });
+  }
+}
+
+function tooLong(what: string, expected: number): SourceError {
+  return new SourceError('SOURCE_CHANGED', `${what} sent more than the ${expected} bytes announced`, { expected });
+}

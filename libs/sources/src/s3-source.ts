@@ -1,0 +1,183 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { GetObjectCommand, HeadObjectCommand, S3Client, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import { chunkBody } from './chunked-body.js';
+import { parseContentRange } from './http-source.js';
+import type { NetGuard } from './net-guard.js';
+import type { RemoteConfig } from './remote-config.js';
+import { SourceError } from './source-error.js';
+import { sameVersion, type OpenOptions, type OpenedSource, type Source, type SourceVersion } from './source.js';
+
+export interface S3SourceSpec {
+  type: 's3';
+  bucket: string;
+  key: string;
+  versionId?: string;
+}
+
+const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * One S3 client per process for the configured endpoint; its agents resolve
+ * through the SSRF guard, so every connection (retries included) is checked.
+ * The SDK retries throttling (503 SlowDown, 429) and network errors itself
+ * with exponential backoff, S3_MAX_ATTEMPTS times.
+ */
+export function createS3Client(config: RemoteConfig): S3Client {
+  const lookup = config.guard.lookup;
+  return new S3Client({
+    region: config.s3.region,
+    endpoint: config.s3.endpoint,
+    forcePathStyle: config.s3.forcePathStyle,
+    credentials: config.s3.credentials,
+    maxAttempts: config.s3.maxAttempts,
+    // Full-object checksum validation by the SDK would fail on ranged reads; hashq computes its own digests.
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    requestHandler: {
+      httpAgent: new HttpAgent({ keepAlive: true, lookup }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+      connectionTimeout: config.connectTimeoutMs,
+      requestTimeout: config.idleTimeoutMs,
+    },
+  });
+}
+
+/**
+ * An object in S3-compatible storage. Identity: ETag, version id (when the
+ * bucket is versioned) and size. A resumed read is one ranged GetObject from
+ * the offset with If-Match = the ETag and the version id: an object replaced
+ * in between fails with SOURCE_CHANGED (412 from S3, or a different ETag in the
+ * answer for servers that ignore If-Match).
+ */
+export class S3Source implements Source {
+  constructor(
+    private readonly spec: S3SourceSpec,
+    private readonly client: S3Client,
+    private readonly guard: NetGuard,
+    private readonly endpoint?: string,
+  ) {}
+
+  async open(offset: number, expected?: SourceVersion | null, options: OpenOptions = {}): Promise<OpenedSource> {
+    this.checkEndpoint();
+    const versionId = this.spec.versionId ?? (typeof expected?.versionId === 'string' ? expected.versionId : undefined);
+    const ifMatch = typeof expected?.etag === 'string' ? expected.etag : undefined;
+    if (offset > 0 && expected && expected.size === offset) {
+      // Resumed exactly at the end: nothing to read, only the identity to confirm.
+      const version = await this.head(versionId, ifMatch);
+      this.assertSame(expected, version);
+      return { stream: (async function* () {})(), version, size: offset, close: async () => undefined };
+    }
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.spec.bucket,
+          Key: this.spec.key,
+          VersionId: versionId,
+          IfMatch: ifMatch,
+          Range: offset > 0 ? `bytes=${offset}-` : undefined,
+        }),
+      );
+    } catch (err) {
+      throw this.mapError(err, expected);
+    }
+    const body = out.Body as (AsyncIterable<Buffer> & { destroy?: () => void }) | undefined;
+    try {
+      let size: number | null;
+      if (offset > 0) {
+        const range = parseContentRange(out.ContentRange);
+        if (!range || range.start !== offset) {
+          throw new SourceError('SOURCE_READ_FAILED', 'S3 answered a different range than asked', {
+            asked: offset,
+            contentRange: out.ContentRange ?? null,
+          });
+        }
+        size = range.total;
+      } else {
+        size = out.ContentLength ?? null;
+      }
+      const version: SourceVersion = { etag: out.ETag ?? null, versionId: out.VersionId ?? null, size };
+      if (expected) this.assertSame(expected, version);
+      if (!body) throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
+      const remaining = size === null ? null : size - offset;
+      const stream = chunkBody(body, options.chunkBytes ?? DEFAULT_CHUNK_BYTES, remaining, 0, 'S3 object');
+      let closed = false;
+      const close = async () => {
+        if (closed) return;
+        closed = true;
+        body.destroy?.();
+      };
+      return { stream, version, size, close };
+    } catch (err) {
+      body?.destroy?.();
+      throw err;
+    }
+  }
+
+  async currentVersion(): Promise<SourceVersion> {
+    this.checkEndpoint();
+    return this.head(this.spec.versionId, undefined);
+  }
+
+  private async head(versionId: string | undefined, ifMatch: string | undefined): Promise<SourceVersion> {
+    try {
+      const out = await this.client.send(
+        new HeadObjectCommand({ Bucket: this.spec.bucket, Key: this.spec.key, VersionId: versionId, IfMatch: ifMatch }),
+      );
+      return { etag: out.ETag ?? null, versionId: out.VersionId ?? null, size: out.ContentLength ?? null };
+    } catch (err) {
+      throw this.mapError(err, null);
+    }
+  }
+
+  /** An IP-literal endpoint is connected to without a lookup: check it here. */
+  private checkEndpoint(): void {
+    if (this.endpoint) this.guard.assertHostAllowed(new URL(this.endpoint).hostname);
+  }
+
+  private assertSame(expected: SourceVersion, actual: SourceVersion): void {
+    // A version id is only compared when both sides know one (unversioned buckets answer none).
+    const a = { ...expected };
+    const b = { ...actual };
+    if (a.versionId == null || b.versionId == null) {
+      delete a.versionId;
+      delete b.versionId;
+    }
+    if (!sameVersion(a, b)) {
+      throw new SourceError('SOURCE_CHANGED', 'object changed since the last checkpoint', {
+        ...this.where(),
+        expected,
+        actual,
+      });
+    }
+  }
+
+  private where(): Record<string, unknown> {
+    return { bucket: this.spec.bucket, key: this.spec.key, versionId: this.spec.versionId ?? null };
+  }
+
+  private mapError(err: unknown, expected: SourceVersion | null | undefined): SourceError {
+    if (err instanceof SourceError) return err;
+    const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+    const status = e.$metadata?.httpStatusCode;
+    const name = e.name ?? 'Error';
+    const details = { ...this.where(), status: status ?? null, s3Code: name };
+    if (name === 'SourceError' || e.code === 'SOURCE_ADDRESS_FORBIDDEN') {
+      return new SourceError('SOURCE_ADDRESS_FORBIDDEN', e.message ?? 'address forbidden', details);
+    }
+    if (status === 412 || name === 'PreconditionFailed') {
+      return new SourceError('SOURCE_CHANGED', 'object changed since the last checkpoint (If-Match failed)', {
+        ...details,
+        expected: expected ?? null,
+      });
+    }
+    if (status === 404 || name === 'NoSuchKey' || name === 'NoSuchBucket' || name === 'NotFound' || name === 'NoSuchVersion') {
+      return new SourceError('SOURCE_NOT_FOUND', `object not found (${name})`, details);
+    }
+    if (status === 403 || status === 401 || name === 'AccessDenied') {
+      return new SourceError('SOURCE_FORBIDDEN', `access denied (${name})`, details);
+    }
+    // Throttling, 5xx and network errors: the SDK retried already; the job retries with backoff.
+    return new SourceError('SOURCE_READ_FAILED', `S3 request failed: ${e.message ?? name}`, details);
+  }
+}
