@@ -233,6 +233,19 @@ export class WorkerTestEnv {
     }
   }
 
+  /** Waits until no other session is connected to the test's database (the killed workers' ones have ended). */
+  async waitForWorkerSessionsGone(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { rows } = await this.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
+      if (rows[0].n === 0) return;
+      if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still open`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /**
    * A file of `mib` MiB made of one random MiB repeated (cheap to write, not
    * sparse); different blocks at different offsets would not make the test stronger

@@ -113,18 +113,25 @@ export class HashRun {
     const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
-    let next = readAhead(chunks);
+    let next = this.fetch(chunks);
     for (;;) {
       const { value: chunk, done } = await this.timed('readWait', next);
       if (done) break;
-      next = readAhead(chunks); // chunk N+1 is read while chunk N is hashed
-      this.bytesRead += chunk.length;
+      next = this.fetch(chunks); // chunk N+1 is read while chunk N is hashed
       await this.timed('hash', hashers.update(chunk));
       this.position += chunk.length;
       if (this.writes.checkpointInFlight && wouldLag()) await this.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
       if (this.writes.cancelRequested) return this.cancel();
-      if (this.stopRequested()) return this.release(hashers, opened);
+      if (this.stopRequested()) {
+        // The next chunk is read already: hash it too, so the next worker re-reads nothing.
+        const { value: last, done: end } = await next;
+        if (!end) {
+          await hashers.update(last);
+          this.position += last.length;
+        }
+        return this.release(hashers, opened);
+      }
       if (this.checkpointDue()) {
         if (this.writes.busy && wouldLag()) await this.timed('writeWait', this.writes.settle()); // a heartbeat is in the way
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
@@ -146,6 +153,22 @@ export class HashRun {
     } finally {
       this.waits[stage] += performance.now() - started;
     }
+  }
+
+  /**
+   * Requests the next chunk. Its bytes count as read (`bytes_read`) as soon as
+   * they arrive, hashed or not: after a crash, what the next attempt reads again
+   * shows in `bytes_read - total_bytes`.
+   */
+  private fetch(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+    const pending = chunks.next();
+    pending.then(
+      (result) => {
+        if (!result.done) this.bytesRead += result.value.length;
+      },
+      () => undefined, // the loop sees the error; never an unhandled rejection after a stop
+    );
+    return pending;
   }
 
   /** Time, or bytes minus the head start that lets the commit overlap hashing. */
@@ -225,11 +248,6 @@ export class HashRun {
   }
 }
 
-function readAhead(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
-  const pending = chunks.next();
-  pending.catch(() => undefined); // consumed by the loop; never an unhandled rejection after a stop
-  return pending;
-}
 
 function mismatchError(
   digests: Record<string, DigestValue>,
