@@ -222,9 +222,9 @@ describe('HttpSource', () => {
   });
 
   it('404 and 403 are permanent SOURCE_NOT_FOUND / SOURCE_FORBIDDEN', async () => {
-    const missing = await source('/missing').open(0, null).catch((e: SourceError) => e);
+    const missing = await source('/missing').open(0, null).then(expectedFailure, (e: SourceError) => e);
     expect([missing.code, missing.permanent]).toEqual(['SOURCE_NOT_FOUND', true]);
-    const forbidden = await source('/forbidden').open(0, null).catch((e: SourceError) => e);
+    const forbidden = await source('/forbidden').open(0, null).then(expectedFailure, (e: SourceError) => e);
     expect([forbidden.code, forbidden.permanent]).toEqual(['SOURCE_FORBIDDEN', true]);
   });
 
@@ -263,3 +263,7 @@ describe('HttpSource', () => {
     }
   });
 });
+
+function expectedFailure(): never {
+  throw new Error('expected the source to fail');
+}

@@ -128,21 +128,21 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     const other = Buffer.from(data);
     other[other.length - 1] ^= 0xff;
     await admin.send(new PutObjectCommand({ Bucket: bucket, Key: 'replaced', Body: other }));
-    const err = await source('replaced').open(1 << 20, first.version).catch((e: SourceError) => e);
+    const err = await source('replaced').open(1 << 20, first.version).then(expectedFailure, (e: SourceError) => e);
     expect(err).toBeInstanceOf(SourceError);
     expect([err.code, err.permanent]).toEqual(['SOURCE_CHANGED', true]);
   });
 
   it('404 → SOURCE_NOT_FOUND, wrong credentials (403) → SOURCE_FORBIDDEN, both permanent', async () => {
-    const missing = await source('no-such-key').open(0, null).catch((e: SourceError) => e);
+    const missing = await source('no-such-key').open(0, null).then(expectedFailure, (e: SourceError) => e);
     expect([missing.code, missing.permanent]).toEqual(['SOURCE_NOT_FOUND', true]);
     const noBucket = await new S3Source({ type: 's3', bucket: 'no-such-bucket', key: 'k' }, client, guard, s3.endpoint)
       .open(0, null)
-      .catch((e: SourceError) => e);
+      .then(expectedFailure, (e: SourceError) => e);
     expect(noBucket.code).toBe('SOURCE_NOT_FOUND');
     const stranger = createS3Client(config({ S3_ACCESS_KEY_ID: 'NOBODY', S3_SECRET_ACCESS_KEY: 'wrong' }));
     try {
-      const denied = await source('small', stranger).open(0, null).catch((e: SourceError) => e);
+      const denied = await source('small', stranger).open(0, null).then(expectedFailure, (e: SourceError) => e);
       expect([denied.code, denied.permanent]).toEqual(['SOURCE_FORBIDDEN', true]);
     } finally {
       stranger.destroy();
@@ -154,13 +154,13 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     try {
       const err = await new S3Source({ type: 's3', bucket, key: 'small' }, blocked, new NetGuard([]), s3.endpoint)
         .open(0, null)
-        .catch((e: SourceError) => e);
+        .then(expectedFailure, (e: SourceError) => e);
       expect(err.code).toBe('SOURCE_ADDRESS_FORBIDDEN');
       // A host NAME resolving to loopback is refused at connect time by the guarded lookup.
       const byName = createS3Client(config({ HASHQ_ALLOW_HOSTS: '', S3_ENDPOINT: s3.endpoint.replace('127.0.0.1', 'localhost') }));
       const viaName = await new S3Source({ type: 's3', bucket, key: 'small' }, byName, new NetGuard([]), undefined)
         .open(0, null)
-        .catch((e: SourceError) => e);
+        .then(expectedFailure, (e: SourceError) => e);
       byName.destroy();
       expect(viaName.code).toBe('SOURCE_ADDRESS_FORBIDDEN');
     } finally {
@@ -168,3 +168,7 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     }
   });
 });
+
+function expectedFailure(): never {
+  throw new Error('expected the source to fail');
+}
