@@ -135,12 +135,12 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   it.each([
     ['a number', () => 42],
     ['an array', () => [file]],
-    ['an unsupported type', () => ({ type: 's3', path: file })],
+    ['an unsupported type', () => ({ type: 'ftp', path: file })],
     ['a missing path', () => ({ type: 'file' })],
     ['a path that is not a string', () => ({ type: 'file', path: 7 })],
     ['a relative path', () => ({ type: 'file', path: 'data.bin' })],
     ['an extra field', () => ({ type: 'file', path: file, mode: 'fast' })],
-    ['an http URL', () => 'http://example.com/x'],
+    ['a URL of an unsupported scheme', () => 'ftp://example.com/x'],
     ['a string that is no URL', () => 'data.bin'],
     ['a file URL with a host', () => `file://otherhost${file}`],
   ])('source as %s → 400 INVALID_SOURCE', async (_name, value) => {
