@@ -10,6 +10,9 @@
  *         (init, absorb, padding, finalization), like eBASH's crypto_hash.
  * On an in-order U54 every instruction takes at least one cycle, so these
  * figures are a floor for our cycles/byte there.
+ * `--zbb` adds a what-if column: the same C built with -march=rv64gc_zbb
+ * (the compiler's own use of Zbb rotations, andn, rev8; no code of ours is
+ * Zbb-specific yet) counted under `-cpu rv64,zbb=true`.
  * Writes .data/riscv64/bench.json; prints a Markdown table.
  */
 const { execFileSync, spawnSync } = require('node:child_process');
@@ -20,7 +23,10 @@ const repo = path.resolve(__dirname, '..', '..', '..', '..');
 const native = path.join(repo, 'libs', 'native');
 const data = path.join(repo, '.data', 'riscv64');
 const plugin = path.join(data, 'libinsn.so');
-const exe = path.join(data, 'hashbytes');
+const VARIANTS = {
+  rv64gc: { exe: path.join(data, 'hashbytes'), march: [], cpu: 'sifive-u54' },
+  zbb: { exe: path.join(data, 'hashbytes-zbb'), march: ['-march=rv64gc_zbb'], cpu: 'rv64,zbb=true' },
+};
 const ebash = require('../data/ebash-u54.json');
 
 /** our name → eBASH's primitive name (final-round versions) */
@@ -33,47 +39,45 @@ const EBASH_NAMES = {
 };
 const LONG = [4096, 16384];
 
-function build() {
+function build(v) {
   execFileSync('bash', [path.join(repo, 'scripts', 'riscv64', 'insn-plugin.sh'), plugin], { stdio: 'inherit' });
   const src = path.join(native, 'src');
   const sources = fs.readdirSync(src).filter((f) => f.endsWith('.c')).map((f) => path.join(src, f));
   const inputs = [...fs.readdirSync(src).map((f) => path.join(src, f)), path.join(__dirname, 'hashbytes.c')];
-  const built = fs.existsSync(exe) ? fs.statSync(exe).mtimeMs : 0;
+  const built = fs.existsSync(v.exe) ? fs.statSync(v.exe).mtimeMs : 0;
   if (inputs.every((f) => fs.statSync(f).mtimeMs < built)) return;
-  // the addon's flags (binding.gyp): -O3, no -march (rv64gc baseline)
-  execFileSync('riscv64-linux-gnu-gcc', ['-std=c11', '-O3', '-static', '-I', src, '-o', exe,
+  // the addon's flags (binding.gyp): -O3, no -march beyond rv64gc
+  execFileSync('riscv64-linux-gnu-gcc', ['-std=c11', '-O3', ...v.march, '-static', '-I', src, '-o', v.exe,
     path.join(__dirname, 'hashbytes.c'), ...sources], { stdio: 'inherit' });
 }
 
 /** Instructions executed by one run (the plugin prints "insns: N"). */
-function count(algorithm, bytes) {
+function count(v, algorithm, bytes) {
   // the plugin writes its count to qemu's log (stderr with -d plugin)
-  const r = spawnSync('qemu-riscv64', ['-cpu', 'sifive-u54', '-plugin', `${plugin},inline=off`,
-    '-d', 'plugin', exe, algorithm, String(bytes)], { encoding: 'utf8' });
+  const r = spawnSync('qemu-riscv64', ['-cpu', v.cpu, '-plugin', `${plugin},inline=off`,
+    '-d', 'plugin', v.exe, algorithm, String(bytes)], { encoding: 'utf8' });
   const m = /insns: (\d+)/.exec(r.stderr);
   if (r.status !== 0 || !m) throw new Error(`no instruction count for ${algorithm} ${bytes}: ${r.stderr}`);
   return Number(m[1]);
 }
 
-function measure(algorithm, implementation) {
-  const none = count(algorithm, -1);
-  const [a, b] = LONG.map((n) => count(algorithm, n));
-  return {
-    algorithm,
-    implementation,
-    long: (b - a) / (LONG[1] - LONG[0]),
-    b64: (count(algorithm, 64) - none) / 64,
-  };
+function measure(v, algorithm) {
+  const none = count(v, algorithm, -1);
+  const [a, b] = LONG.map((n) => count(v, algorithm, n));
+  return { long: (b - a) / (LONG[1] - LONG[0]), b64: (count(v, algorithm, 64) - none) / 64 };
 }
 
 const fmt = (x, d = 1) => (x === undefined ? '—' : x.toFixed(d));
 
 function main() {
-  build();
-  const list = execFileSync('qemu-riscv64', ['-cpu', 'sifive-u54', exe, '--list'], { encoding: 'utf8' });
+  const zbb = process.argv.includes('--zbb');
+  build(VARIANTS.rv64gc);
+  if (zbb) build(VARIANTS.zbb);
+  const list = execFileSync('qemu-riscv64', ['-cpu', 'sifive-u54', VARIANTS.rv64gc.exe, '--list'], { encoding: 'utf8' });
   const rows = [];
   for (const [name, implementation] of list.trim().split('\n').map((l) => l.split(' '))) {
-    const r = measure(name, implementation);
+    const r = { algorithm: name, implementation, ...measure(VARIANTS.rv64gc, name) };
+    if (zbb) r.zbb = measure(VARIANTS.zbb, name);
     const e = EBASH_NAMES[name];
     r.ebash = e && { name: e, long: ebash.tables.long[e].median, b64: ebash.tables['64'][e].median };
     rows.push(r);
@@ -91,12 +95,14 @@ function main() {
   fs.writeFileSync(path.join(data, 'bench.json'), JSON.stringify(out, null, 1) + '\n');
   console.log(`rv64gc executed instructions per byte (${out.method}; long = ${out.long})`);
   console.log(`eBASH: median cycles/byte on a SiFive U54 (${ebash.machine})\n`);
-  console.log('| algorithm | path | insn/B long | insn/B 64 B | eBASH U54 c/B long | eBASH U54 c/B 64 B | ratio long | ratio 64 B |');
-  console.log('|---|---|--:|--:|--:|--:|--:|--:|');
+  const zh = zbb ? ' Zbb (-march) long | Zbb 64 B |' : '';
+  console.log(`| algorithm | path | insn/B long | insn/B 64 B | eBASH U54 c/B long | eBASH U54 c/B 64 B | ratio long | ratio 64 B |${zh}`);
+  console.log(`|---|---|--:|--:|--:|--:|--:|--:|${zbb ? '--:|--:|' : ''}`);
   for (const r of rows) {
     const e = r.ebash;
     console.log(`| ${r.algorithm}${e && e.name !== r.algorithm ? ` (${e.name})` : ''} | ${r.implementation} | ${fmt(r.long)} | ${fmt(r.b64)} | ` +
-      `${fmt(e?.long, 2)} | ${fmt(e?.b64, 2)} | ${e ? fmt(r.long / e.long, 2) : '—'} | ${e ? fmt(r.b64 / e.b64, 2) : '—'} |`);
+      `${fmt(e?.long, 2)} | ${fmt(e?.b64, 2)} | ${e ? fmt(r.long / e.long, 2) : '—'} | ${e ? fmt(r.b64 / e.b64, 2) : '—'} |` +
+      (zbb ? ` ${fmt(r.zbb.long)} | ${fmt(r.zbb.b64)} |` : ''));
   }
   console.log('\nratio = our instructions / eBASH cycles (< 1: our floor is below their measured cycles)');
 }
