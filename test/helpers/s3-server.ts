@@ -13,6 +13,8 @@ export interface TestS3Server {
   requests: Array<{ method: string; path: string; range?: string; ifMatch?: string; bytes: number }>;
   /** Response body bytes of GET requests since the last reset. */
   bodyBytes: number;
+  /** Limits GET bodies to about this many bytes per second (0: no limit), so a test can act mid-object. */
+  bytesPerSecond: number;
   reset(): void;
   stop(): Promise<void>;
 }
@@ -30,6 +32,7 @@ export async function startS3Server(dir: string, buckets: string[]): Promise<Tes
     endpoint: '',
     requests: [],
     bodyBytes: 0,
+    bytesPerSecond: 0,
     reset() {
       state.requests = [];
       state.bodyBytes = 0;
@@ -54,11 +57,18 @@ export async function startS3Server(dir: string, buckets: string[]): Promise<Tes
       { host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers: req.headers },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
-        if (req.method === 'GET') answer.on('data', (piece: Buffer) => {
+        answer.on('data', (piece: Buffer) => {
+          if (req.method === 'GET') {
             state.bodyBytes += piece.length;
             entry.bytes += piece.length;
-          });
-        answer.pipe(res);
+          }
+          res.write(piece);
+          if (state.bytesPerSecond > 0) {
+            answer.pause();
+            setTimeout(() => answer.resume(), Math.ceil((piece.length / state.bytesPerSecond) * 1000));
+          }
+        });
+        answer.on('end', () => res.end());
       },
     );
     upstream.on('error', () => res.destroy());
