@@ -77,6 +77,16 @@ describe('hash jobs through the API and a real worker process', () => {
     expect(job.bytesRead).toBe(data.length);
   });
 
+  it('hashes an empty file', async () => {
+    const empty = join(env.dataDir, 'empty.bin');
+    await writeFile(empty, Buffer.alloc(0));
+    const job = await finished((await submit({ source: { type: 'file', path: empty }, algorithms: ['sha256', 'md5'] })).id);
+    expect(job.status).toBe('succeeded');
+    expect(job.digests?.sha256.hex).toBe(createHash('sha256').digest('hex'));
+    expect(job.digests?.md5.hex).toBe(createHash('md5').digest('hex'));
+    expect(job.bytesRead).toBe(0);
+  });
+
   it('computes the other families in one pass, equal to Node crypto or the native one-shot', async () => {
     const algorithms = ['sha3-256', 'md5', 'ascon-hash256', 'xoodyak', 'esch256', 'crc32c', 'sha224', 'sha384'];
     const job = await finished((await submit({ source: `file://${path}`, algorithms })).id);
