@@ -1,9 +1,10 @@
 import { HttpStatus, Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
+import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 
-import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { benchQueueName, renderComparison, renderReport, type BenchJobData, type BenchmarkRun, type BenchRequest } from '@hashq/bench';
 import { findAlgorithm } from '@hashq/native';
 
@@ -58,10 +59,12 @@ function summary(row: RunRow): BenchmarkSummary {
 @Injectable()
 export class BenchmarksService implements OnModuleDestroy {
   private readonly queues = new Map<string, Queue<BenchJobData>>();
+  private lastErrorLogged = 0;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+    @Inject(HASHQ_LOGGER) private readonly logger: Logger,
   ) {}
 
   async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
@@ -125,6 +128,17 @@ export class BenchmarksService implements OnModuleDestroy {
       queue = new Queue<BenchJobData>(benchQueueName(arch), {
         connection: { url: this.config.redisUrl },
         prefix: this.config.queuePrefix,
+      });
+      // without a listener BullMQ prints every Redis error to the console; log them as JSON,
+      // at most one line per 10 s while Redis is away (as the hash queue does)
+      queue.on('error', (err: Error) => {
+        const now = Date.now();
+        if (now - this.lastErrorLogged < 10_000) return;
+        this.lastErrorLogged = now;
+        this.logger.warn(
+          { queue: benchQueueName(arch), err: { message: err.message, code: (err as NodeJS.ErrnoException).code } },
+          'redis unavailable',
+        );
       });
       this.queues.set(arch, queue);
     }
