@@ -9,6 +9,7 @@
 #      vector one-shot through the JS API (every 4th also serialize/restore),
 #      resumability properties
 #   5. cross-architecture states both ways (x86-64 ⇄ riscv64)
+#   6. node-gyp-build's install check on riscv64 finds the prebuild
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -67,6 +68,18 @@ make -s -C "$native/test/c" OUT=out/xoodoo-pairs CFLAGS="-O2 -DHQ_XOODOO_PAIRS=1
 export PREBUILDS_ONLY=1 HASHQ_KAT_DIR=$kat
 rnode() { "${qemu[@]}" -L "$root" "$root/usr/bin/node" "$@"; }
 
+# What `npm install` runs on a riscv64 host (node-gyp-build's install check),
+# in a copy of the package that has only package.json and the prebuild:
+# exit 0 means the prebuild loads and nothing would be compiled.
+install_check() {
+  local pkg=$tmp/installed
+  local check; check=$(cd "$native" && node -p "require.resolve('node-gyp-build/build-test.js')")
+  mkdir -p "$pkg/prebuilds" && cp "$native/package.json" "$pkg/" && cp -r "$native/prebuilds/linux-riscv64" "$pkg/prebuilds/"
+  (cd "$pkg" && env -u PREBUILDS_ONLY "${qemu[@]}" -L "$root" "$root/usr/bin/node" "$check") \
+    && echo "1 passed, 0 failed"
+}
+
+step "riscv64 Node: node-gyp-build loads the prebuild (npm install would not compile)" install_check
 step "C driver, riscv64 (qemu -cpu sifive-u54), all KATs" "${qemu[@]}" -L /usr/riscv64-linux-gnu "$native/test/c/out/riscv64/kat" "$kat"
 step "C driver, x86-64 with HQ_XOODOO_PAIRS=1, all KATs" "$native/test/c/out/xoodoo-pairs/kat" "$kat"
 step "riscv64 Node: KATs through the JS API" rnode "$runner" kat "$kat" 4
