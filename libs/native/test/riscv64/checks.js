@@ -165,8 +165,13 @@ function checkStates(file, t) {
     if (e.customization !== undefined) opts.customization = Buffer.from(e.customization, 'hex');
     if (e.outputLength !== undefined) opts.outputLength = e.outputLength;
     const want = Buffer.from(e.digest, 'hex');
-    const restored = lib.Hasher.restore(Buffer.from(e.state, 'hex'), e.algorithm);
-    t.check(restored.update(msg.subarray(e.split)).digest().equals(want), `${label}: finished digest`);
+    let finished;
+    try {
+      finished = lib.Hasher.restore(Buffer.from(e.state, 'hex'), e.algorithm).update(msg.subarray(e.split)).digest();
+    } catch (err) {
+      finished = Buffer.from(`${err.code ?? err.message}`);
+    }
+    t.check(finished.equals(want), `${label}: finished digest (${finished.length === want.length ? 'differs' : finished})`);
     t.check(lib.hash(e.algorithm, msg, { ...opts, length: opts.outputLength }).equals(want), `${label}: one-shot here`);
     const mine = lib.createHasher(e.algorithm, opts).update(msg.subarray(0, e.split)).serialize();
     t.check(mine.toString('hex') === e.state, `${label}: same state bytes`);
