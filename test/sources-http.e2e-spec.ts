@@ -78,6 +78,16 @@ describe('HTTP source through the API and real workers', () => {
       .post('/v1/jobs')
       .send({ source: { type: 's3', bucket: 'my-bucket', key: 'k', versionId: 'v1' }, algorithms: ['md5'] })
       .expect(202);
+    // Credentials in headers or the URL are stored for the worker but never shown.
+    const secret = await http
+      .post('/v1/jobs')
+      .send({ source: { type: 'http', url: `http://u:pw@127.0.0.1:1/x`, headers: { Authorization: 'Bearer t0ken' } }, algorithms: ['md5'] })
+      .expect(202);
+    expect(secret.body.source).toEqual({ type: 'http', url: 'http://u:***@127.0.0.1:1/x', headers: { Authorization: '***' } });
+    const shown = await http.get(`/v1/jobs/${secret.body.id}`).expect(200);
+    expect(JSON.stringify(shown.body)).not.toMatch(/t0ken|:pw@/);
+    const stored = await env.db.query(`SELECT source FROM jobs WHERE id = $1`, [secret.body.id]);
+    expect(stored.rows[0].source.headers).toEqual({ Authorization: 'Bearer t0ken' });
     for (const url of ['http://10.0.0.1/x', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/x', 'http://127.0.0.2/x']) {
       const refused = await http.post('/v1/jobs').send({ source: url, algorithms: ['sha256'] }).expect(403);
       expect(refused.body.error.code).toBe('SOURCE_ADDRESS_FORBIDDEN');

@@ -97,3 +97,24 @@ function s3Ref(bucket: unknown, key: unknown, versionId: unknown, source: unknow
   }
   return versionId === undefined ? { type: 's3', bucket, key } : { type: 's3', bucket, key, versionId: versionId as string };
 }
+
+/**
+ * A stored source as the API shows it: header values (tokens, cookies) and a
+ * URL's password never leave the database; the worker still gets them.
+ */
+export function publicSource<T>(source: T): T {
+  if (typeof source !== 'object' || source === null || (source as { type?: unknown }).type !== 'http') return source;
+  const http = source as unknown as { url: string; headers?: Record<string, string> };
+  const shown: { type: 'http'; url: string; headers?: Record<string, string> } = { type: 'http', url: http.url };
+  try {
+    const url = new URL(http.url);
+    if (url.password) {
+      url.password = '***';
+      shown.url = url.href;
+    }
+  } catch {
+    // stored sources are normalized URLs; leave anything else as it is
+  }
+  if (http.headers) shown.headers = Object.fromEntries(Object.keys(http.headers).map((name) => [name, '***']));
+  return shown as unknown as T;
+}

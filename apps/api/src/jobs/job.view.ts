@@ -1,4 +1,5 @@
 import type { JobEntity } from '@hashq/database';
+import { publicSource } from '@hashq/sources';
 
 import type { JobResponse } from './dto/job.response';
 
@@ -23,7 +24,7 @@ export function toJobResponse(job: JobEntity): JobResponse {
   return {
     id: job.id,
     status: job.status,
-    source: job.source,
+    source: publicSource(job.source),
     algorithms: job.algorithms,
     options: job.options,
     progress: { bytesDone: job.bytesDone, totalBytes: job.totalBytes, percent: percent(job) },
