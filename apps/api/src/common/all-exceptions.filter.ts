@@ -3,6 +3,7 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 
 import { ApiError, type ErrorBody } from './api-error';
+import { isDatabaseUnavailable } from './database-unavailable';
 
 /** Codes of Nest's and Express's own HTTP errors (routing, body parsing). */
 const CODES_BY_STATUS: Record<number, string> = {
@@ -34,7 +35,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.describe(exception);
-    if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
+    else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
     if (!response.headersSent) response.status(status).json(body);
   }
 
@@ -53,6 +55,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
         status,
         body: error(CODES_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), exception.message),
       };
+    }
+    if (isDatabaseUnavailable(exception)) {
+      return { status: HttpStatus.SERVICE_UNAVAILABLE, body: error('DATABASE_UNAVAILABLE', 'PostgreSQL is unavailable; retry later') };
     }
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
   }
