@@ -179,6 +179,8 @@ export class WorkerTestEnv {
       // A killed worker's job is picked up again within a few seconds, not a minute.
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
+      // Several workers run at once: no metrics endpoint unless a test asks for one on a free port.
+      WORKER_METRICS_PORT: '0',
       ...extra,
     };
   }

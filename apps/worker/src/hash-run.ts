@@ -4,6 +4,7 @@ import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpo
 import type { DigestValue } from '@hashq/jobs';
 import { JobHashers } from './job-hashers.js';
 import { WriteBehind } from './write-behind.js';
+import type { RunMetrics } from './worker-metrics.js';
 
 export interface RunSettings {
   chunkBytes: number;
@@ -43,6 +44,7 @@ export class HashRun {
     private readonly settings: RunSettings,
     private readonly log: Logger,
     private readonly stopRequested: () => boolean,
+    private readonly metrics?: RunMetrics,
   ) {
     this.bytesRead = job.bytesRead;
     this.position = job.checkpointOffset;
@@ -120,6 +122,7 @@ export class HashRun {
       next = this.fetch(chunks); // chunk N+1 is read while chunk N is hashed
       await this.timed('hash', hashers.update(chunk));
       this.position += chunk.length;
+      this.metrics?.bytesHashed(chunk.length);
       if (this.writes.checkpointInFlight && wouldLag()) await this.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
       if (this.writes.cancelRequested) return this.cancel();
@@ -129,6 +132,7 @@ export class HashRun {
         if (!end) {
           await hashers.update(last);
           this.position += last.length;
+          this.metrics?.bytesHashed(last.length);
         }
         return this.release(hashers, opened);
       }
@@ -201,6 +205,7 @@ export class HashRun {
     const started = process.hrtime.bigint();
     const result = await this.store.save(this.job, checkpoint, release);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    this.metrics?.checkpointSaved(ms / 1000);
     this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, release }, 'checkpoint saved');
     return result;
   }

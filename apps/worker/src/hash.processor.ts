@@ -11,6 +11,7 @@ import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-st
 import { HashRun, type RunOutcome } from './hash-run.js';
 import { classifyError } from './job-errors.js';
 import { loadWorkerSettings } from './worker-config.js';
+import { WorkerMetrics } from './worker-metrics.js';
 
 /** BullMQ options are fixed when the class is decorated, so they come from the environment directly. */
 function workerOptions() {
@@ -39,6 +40,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     private readonly sources: SourceFactory,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly log: Logger,
+    private readonly metrics: WorkerMetrics,
   ) {
     super();
   }
@@ -52,7 +54,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
       return { status: 'skipped' };
     }
     const log = this.log.child({ jobId, fence: leased.fence, attempt: job.attemptsMade + 1 });
-    const run = new HashRun(leased, this.store, this.sources, this.runSettings(), log, () => this.draining);
+    const run = new HashRun(leased, this.store, this.sources, this.runSettings(), log, () => this.draining, this.metrics);
     let outcome: RunOutcome;
     try {
       outcome = await run.execute();

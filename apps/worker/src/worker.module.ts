@@ -11,6 +11,7 @@ import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
+import { WorkerMetrics } from './worker-metrics.js';
 
 /** ioredis options from REDIS_URL; BullMQ workers need maxRetriesPerRequest: null (blocking commands). */
 export function redisConnection(redisUrl: string) {
@@ -57,6 +58,7 @@ export class WorkerModule {
           inject: [HASHQ_CONFIG],
           useFactory: (config: HashqConfig) => new SourceFactory(new FileRoots(config.fileRoots)),
         },
+        WorkerMetrics,
         HashProcessor,
       ],
     };

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       checkpointSeconds: 5,
       workerConcurrency: 1,
       leaseSeconds: 30,
+      workerMetricsPort: 9464,
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -33,6 +34,7 @@ describe('loadConfig', () => {
       CHECKPOINT_SECONDS: '2',
       WORKER_CONCURRENCY: '3',
       LEASE_SECONDS: '60',
+      WORKER_METRICS_PORT: '0',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -47,6 +49,7 @@ describe('loadConfig', () => {
       checkpointSeconds: 2,
       workerConcurrency: 3,
       leaseSeconds: 60,
+      workerMetricsPort: 0,
       logLevel: 'debug',
     });
   });
@@ -64,5 +67,10 @@ describe('loadConfig', () => {
       expect(problems).toContain(name);
     }
     expect((error as ConfigError).problems).toHaveLength(5);
+  });
+
+  it('refuses a metrics port outside 0..65535', () => {
+    expect(() => loadConfig({ WORKER_METRICS_PORT: '65536' })).toThrow(/WORKER_METRICS_PORT/);
+    expect(() => loadConfig({ WORKER_METRICS_PORT: 'abc' })).toThrow(/WORKER_METRICS_PORT/);
   });
 });

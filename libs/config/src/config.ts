@@ -14,6 +14,8 @@ export interface HashqConfig {
   checkpointSeconds: number;
   workerConcurrency: number;
   leaseSeconds: number;
+  /** Worker only: port of its Prometheus endpoint (GET /metrics); 0 disables it. */
+  workerMetricsPort: number;
   logLevel: LogLevel;
 }
 
@@ -55,6 +57,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     CHECKPOINT_SECONDS: '5',
     WORKER_CONCURRENCY: '1',
     LEASE_SECONDS: '30',
+    WORKER_METRICS_PORT: '9464',
     LOG_LEVEL: 'info',
   };
 }
@@ -71,6 +74,7 @@ export type EnvName =
   | 'CHECKPOINT_SECONDS'
   | 'WORKER_CONCURRENCY'
   | 'LEASE_SECONDS'
+  | 'WORKER_METRICS_PORT'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -136,6 +140,7 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     checkpointSeconds: int('CHECKPOINT_SECONDS', 1, 86400),
     workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
+    workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -8,6 +8,8 @@ export const METRIC_NAMES = {
   bytesRead: 'hashq_bytes_read',
   queueDepth: 'hashq_queue_jobs',
   checkpointSeconds: 'hashq_checkpoint_duration_seconds',
+  /** Worker only: a counter per worker process (the api's hashq_bytes_hashed is a sum from PostgreSQL). */
+  workerBytesHashed: 'hashq_worker_bytes_hashed_total',
 } as const;
 
 /** Buckets of the checkpoint latency histogram (one fenced transaction: update + state upserts). */
