@@ -10,6 +10,9 @@
 #      resumability properties
 #   5. cross-architecture states both ways (x86-64 ⇄ riscv64)
 #   6. node-gyp-build's install check on riscv64 finds the prebuild
+# HASHQ_TEST_ARM64=1 adds arm64 (Debian trixie's arm64 nodejs under
+# qemu-aarch64, the linux-arm64 prebuild: KATs, properties, both state
+# files); off by default to keep the run short.
 # Ends with "N passed, M failed"; exits non-zero on any failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -89,6 +92,17 @@ step "riscv64 Node: finish the x86-64 states" rnode "$runner" check-states "$tmp
 step "riscv64 Node: write cross-architecture states" rnode "$runner" write-states "$tmp/riscv64.json" "$((seed + 1))"
 step "x86-64 Node: finish the riscv64 states" node "$runner" check-states "$tmp/riscv64.json"
 step "x86-64 Node, portable path: finish the riscv64 states" env HASHQ_NATIVE_IMPL=portable node "$runner" check-states "$tmp/riscv64.json"
+
+if [ "${HASHQ_TEST_ARM64:-0}" = 1 ]; then
+  aroot=$here/.data/arm64/root
+  DEB_ARCH=arm64 bash "$here/scripts/riscv64/rootfs.sh" "$aroot" || die "arm64 root"
+  bash "$here/scripts/riscv64/prebuild.sh" arm64 || die "arm64 prebuild"
+  anode() { qemu-aarch64 -L "$aroot" "$aroot/usr/bin/node" "$@"; }
+  step "arm64 Node: KATs through the JS API" anode "$runner" kat "$kat" 4
+  step "arm64 Node: resumability properties (seed $seed)" anode "$runner" props "$seed" 3
+  step "arm64 Node: finish the x86-64 states" anode "$runner" check-states "$tmp/x64.json"
+  step "arm64 Node: finish the riscv64 states" anode "$runner" check-states "$tmp/riscv64.json"
+fi
 
 log "summary"
 [ ${#steps_failed[@]} -eq 0 ] || printf 'failed step: %s\n' "${steps_failed[@]}"
