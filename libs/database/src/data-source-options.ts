@@ -15,7 +15,10 @@ export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks176480000000
  * Connection options shared by the apps, the migration CLI and the tests. The schema is both
  * TypeORM's default and the session search_path, so the unqualified SQL of migrations lands in it.
  */
-export function dataSourceOptions(config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>): DataSourceOptions {
+export function dataSourceOptions(
+  config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>,
+  onPoolError?: (err: Error) => void,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -27,5 +30,9 @@ export function dataSourceOptions(config: Pick<HashqConfig, 'databaseUrl' | 'dat
     migrationsRun: false,
     logging: false,
     extra: { options: `-c search_path=${config.databaseSchema}`, max: 10 },
+    // An idle pooled connection that PostgreSQL terminates (restart, pg_terminate_backend) makes
+    // the pool emit 'error'; unhandled, that would crash the process. The pool drops the client
+    // and the next query opens a new one. Without a handler TypeORM's own (a log line) applies.
+    ...(onPoolError ? { poolErrorHandler: onPoolError } : {}),
   };
 }

@@ -1,7 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 
-import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import type { Logger } from 'pino';
+
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 
 import { dataSourceOptions } from './data-source-options';
 
@@ -9,8 +11,12 @@ import { dataSourceOptions } from './data-source-options';
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
-      inject: [HASHQ_CONFIG],
-      useFactory: (config: HashqConfig) => dataSourceOptions(config),
+      inject: [HASHQ_CONFIG, HASHQ_LOGGER],
+      useFactory: (config: HashqConfig, logger: Logger) =>
+        // only message and code: the error carries the pg client (and its connection settings)
+        dataSourceOptions(config, (err) =>
+          logger.warn({ err: { message: err.message, code: (err as NodeJS.ErrnoException).code } }, 'postgres connection lost'),
+        ),
     }),
   ],
   exports: [TypeOrmModule],
