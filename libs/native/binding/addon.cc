@@ -330,8 +330,11 @@ Napi::Value Serialize(const Napi::CallbackInfo &info) {
     ThrowBadArgument(env, "output buffer too small");
     return env.Undefined();
   }
-  return Napi::Number::New(
-      env, static_cast<double>(hq_serialize(ctx, out + offset)));
+  // A small integer: napi_create_int32 makes a Smi, cheaper than a double.
+  napi_value n;
+  napi_create_int32(env, static_cast<int32_t>(hq_serialize(ctx, out + offset)),
+                    &n);
+  return Napi::Value(env, n);
 }
 
 // deserialize(ctx, state, expectId) → the algorithm id (> 0) on success,
@@ -346,7 +349,9 @@ Napi::Value Deserialize(const Napi::CallbackInfo &info) {
   int32_t expect = -1;
   if (napi_get_value_int32(env, info[2], &expect) != napi_ok) expect = -1;
   int rc = hq_deserialize(ctx, state.data, state.len, expect < 0 ? -1 : expect);
-  return Napi::Number::New(env, rc < 0 ? rc : hq_ctx_algorithm(ctx));
+  napi_value n;
+  napi_create_int32(env, rc < 0 ? rc : hq_ctx_algorithm(ctx), &n);
+  return Napi::Value(env, n);
 }
 
 // ctxOutlen(ctx): the context's default output length.

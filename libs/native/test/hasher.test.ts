@@ -5,6 +5,7 @@
 import * as crypto from 'node:crypto';
 
 import * as lib from '../lib';
+import { ASYNC_SLICE_BYTES } from '../lib/hasher';
 import { TEST_SEED, oracle, prng } from './helpers/oracle';
 import { runChild } from './helpers/spawn';
 
@@ -205,6 +206,29 @@ describe('async', () => {
     expect(runChild<boolean[]>('async-gc', null, 'dispatched', ['--expose-gc'])).toEqual([true, true, true, true]);
   });
 
+  test('inputs larger than ASYNC_SLICE_BYTES (internal) go in slices: same digest, busy until the last slice', async () => {
+    // a Float64Array view that starts 8 bytes into its buffer and spans
+    // 2 slices + a tail, so slicing must work on bytes, not elements
+    const n = 2 * ASYNC_SLICE_BYTES + 4096;
+    const raw = crypto.randomFillSync(Buffer.alloc(n + 16));
+    const view = new Float64Array(raw.buffer, raw.byteOffset + 8, n / 8);
+    const h = lib.createHasher(main);
+    h.update('head');
+    let settled = false;
+    const p = h.updateAsync(view).then(() => (settled = true));
+    const seen: boolean[] = [];
+    while (!settled) {
+      seen.push(h.busy);
+      await new Promise((r) => setImmediate(r));
+    }
+    await p;
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.every((b) => b)).toBe(true);
+    expect(h.busy).toBe(false);
+    expect(h.bytesHashed).toBe(4 + n);
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([Buffer.from('head'), raw.subarray(8, 8 + n)])));
+  });
+
   test('the event loop keeps turning during updateAsync of 64 MiB', async () => {
     const data = Buffer.alloc(64 * 1024 * 1024, 0x61);
     const h = lib.createHasher(main);
@@ -219,6 +243,29 @@ describe('async', () => {
     running = false;
     expect(ticks).toBeGreaterThan(1);
     expect(h.digest()).toEqual(crypto.createHash(main).update(data).digest());
+  });
+});
+
+describe('serialize() output', () => {
+  test('is a genuine Buffer over its own bytes (pool slices do not overlap)', () => {
+    const a = lib.createHasher(main).update('abc');
+    const b = lib.createHasher(main).update('abcd');
+    const sa = a.serialize();
+    const sb = b.serialize();
+    const copyA = Buffer.from(sa);
+    expect(Buffer.isBuffer(sa)).toBe(true);
+    expect(sa).toBeInstanceOf(Buffer);
+    expect(sa.constructor).toBe(Buffer);
+    expect(sa).toStrictEqual(copyA);
+    expect(sa.toString('hex')).toBe(copyA.toString('hex'));
+    expect(sa.readUInt32LE(0)).toBe(copyA.readUInt32LE(0));
+    expect(Buffer.isBuffer(sa.subarray(1))).toBe(true);
+    expect(sa.byteOffset % 8).toBe(0);
+    expect(sb.byteOffset % 8).toBe(0);
+    // writing one state must not change the other
+    sb.fill(0);
+    expect(sa).toEqual(copyA);
+    expect(lib.Hasher.restore(sa).digest().toString('hex')).toBe(sha(Buffer.from('abc')));
   });
 });
 
