@@ -12,7 +12,7 @@ import {
   AlgorithmInfo,
   AlgorithmName,
   Hasher,
-  asyncThreshold,
+  syncLimit,
   findAlgorithm,
   hasherContext,
   newContext,
@@ -111,7 +111,7 @@ export class Hash {
   }
 
   update(data: Buffer): Promise<Hash> {
-    if (!Buffer.isBuffer(data) || data.length < asyncThreshold(this.#hasher.algorithm)) {
+    if (!Buffer.isBuffer(data) || data.length < syncLimit(this.#hasher.info)) {
       try {
         return Promise.resolve(this.updateSync(data));
       } catch (err) {

@@ -98,10 +98,12 @@ const SYNC_BUDGET_NS = 30_000;
  */
 export const ASYNC_SLICE_BYTES = 4 * 1024 * 1024;
 const PROBE_BYTES = 1024;
-const syncLimits = new Map<number, number>();
+/** Indexed by algorithm id (an array: no Map lookup on every async call). */
+const syncLimits: (number | undefined)[] = [];
 
-function syncLimit(info: AlgorithmInfo): number {
-  let limit = syncLimits.get(info.id);
+/** @internal the byte limit below which updateAsync() hashes at once. */
+export function syncLimit(info: AlgorithmInfo): number {
+  let limit = syncLimits[info.id];
   if (limit === undefined) {
     const probe = new Uint8Array(PROBE_BYTES);
     const out = Buffer.allocUnsafe(info.digestLength);
@@ -113,7 +115,7 @@ function syncLimit(info: AlgorithmInfo): number {
     }
     const bytes = Math.floor((PROBE_BYTES * SYNC_BUDGET_NS) / Math.max(best, 1) / 1024) * 1024;
     limit = Math.min(ASYNC_MIN_BYTES, Math.max(PROBE_BYTES, bytes));
-    syncLimits.set(info.id, limit);
+    syncLimits[info.id] = limit;
   }
   return limit;
 }
