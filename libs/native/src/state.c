@@ -47,7 +47,7 @@ size_t hq_serialize(const hq_ctx *c, uint8_t *out) {
   p += c->buffered;
   put_words(a, c, p);
   p += words_len(a);
-  hq_store32_le(p, hq_crc32c(0, out, (size_t)(p - out)));
+  hq_store32_le(p, hq_crc32c_short(0, out, (size_t)(p - out)));
   return (size_t)(p - out) + 4;
 }
 
@@ -71,7 +71,7 @@ static int load_v1(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
     return -HQ_ERR_STATE_INVALID;
   size_t need = HQ_HEADER_LEN + buffered + words_len(a) + 4;
   if (len != need) return -HQ_ERR_STATE_INVALID;
-  if (hq_crc32c(0, in, len - 4) != hq_load32_le(in + len - 4))
+  if (hq_crc32c_short(0, in, len - 4) != hq_load32_le(in + len - 4))
     return -HQ_ERR_STATE_INVALID;
   if (expect >= 0 && expect != in[5]) return -HQ_ERR_STATE_ALGORITHM;
   if (in[6] || in[7]) return -HQ_ERR_STATE_INVALID;
