@@ -132,6 +132,8 @@ describe('HTTP source through the API and real workers', () => {
     expect(done.digests?.md5.hex).toBe(createHash('md5').update(data).digest('hex'));
     expect(done.resumes).toBeGreaterThanOrEqual(1);
     expect(done.total_bytes).toBe(SIZE);
+    // The second attempt read the whole body (the skipped prefix counts): bytesRead shows the re-read.
+    expect(done.bytes_read).toBe(crashed.bytes_read + SIZE);
     // The resume asked for the rest, pinned by the ETag; the server answered with everything.
     expect(gets[0].range).toBe(`bytes=${crashed.checkpoint_offset}-`);
     expect(gets[0].ifRange).toMatch(/^"[0-9a-f]{32}"$/);

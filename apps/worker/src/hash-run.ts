@@ -64,6 +64,7 @@ export class HashRun {
     const opened = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
       chunkBytes: this.settings.chunkBytes,
     });
+    this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
     try {
       const { cancelRequested } = await this.store.start(this.job, {
         totalBytes: opened.size,

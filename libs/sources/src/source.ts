@@ -24,6 +24,11 @@ export interface OpenedSource {
   version: SourceVersion;
   /** Total length of the source in bytes, when known. */
   size: number | null;
+  /**
+   * Bytes read and thrown away to reach the offset (an HTTP server that ignored
+   * Range sent the whole body again); they count in the job's bytesRead.
+   */
+  discardedBytes?: number;
 }
 
 /**
