@@ -225,14 +225,22 @@ static void on_cavp(const struct rec *r, const char *section, void *arg) {
   free(w);
 }
 
+/* The Monte Carlo seed (or SHAKE's first message) of a record. */
+static void take_seed(struct run *run, const char *hex) {
+  size_t n;
+  unsigned char *s = unhex(hex, &n);
+  if (n > sizeof run->seed) n = sizeof run->seed;
+  memcpy(run->seed, s, n);
+  run->seedlen = n;
+  free(s);
+}
+
 /* SHAVS Monte Carlo for SHA-1/SHA-2 (kat/README.md §1b). */
 static void on_monte_sha2(const struct rec *r, const char *section, void *arg) {
   struct run *run = arg;
   (void)section;
   if (get(r, "Seed")) {
-    unsigned char *s = unhex(get(r, "Seed"), &run->seedlen);
-    memcpy(run->seed, s, run->seedlen);
-    free(s);
+    take_seed(run, get(r, "Seed"));
     return;
   }
   const char *count = get(r, "COUNT"), *md = get(r, "MD");
@@ -260,9 +268,7 @@ static void on_monte_sha3(const struct rec *r, const char *section, void *arg) {
   struct run *run = arg;
   (void)section;
   if (get(r, "Seed")) {
-    unsigned char *s = unhex(get(r, "Seed"), &run->seedlen);
-    memcpy(run->seed, s, run->seedlen);
-    free(s);
+    take_seed(run, get(r, "Seed"));
     return;
   }
   const char *count = get(r, "COUNT"), *md = get(r, "MD");
@@ -281,9 +287,7 @@ static void on_monte_shake(const struct rec *r, const char *section, void *arg) 
   struct run *run = arg;
   (void)section;
   if (get(r, "Msg") && !get(r, "COUNT")) {
-    unsigned char *s = unhex(get(r, "Msg"), &run->seedlen);
-    memcpy(run->seed, s, run->seedlen);
-    free(s);
+    take_seed(run, get(r, "Msg"));
     run->shake_outlen = run->shake_max;
     return;
   }
