@@ -235,6 +235,16 @@ static void take_seed(struct run *run, const char *hex) {
   free(s);
 }
 
+/* Compare a Monte Carlo checkpoint with the record's expected hex value. */
+static void monte_check(const struct run *run, const char *count,
+                        const unsigned char *got, size_t len, const char *want_hex) {
+  size_t wlen;
+  unsigned char *w = unhex(want_hex, &wlen);
+  if (wlen == len && memcmp(got, w, len) == 0) passed++;
+  else if (failures++ < 20) fprintf(stderr, "FAIL %s COUNT %s\n", run->kf->path, count);
+  free(w);
+}
+
 /* SHAVS Monte Carlo for SHA-1/SHA-2 (kat/README.md §1b). */
 static void on_monte_sha2(const struct rec *r, const char *section, void *arg) {
   struct run *run = arg;
@@ -255,12 +265,8 @@ static void on_monte_sha2(const struct rec *r, const char *section, void *arg) {
     memmove(m, m + d, 2 * d);
     memcpy(m + 2 * d, cur, d);
   }
-  size_t wlen;
-  unsigned char *w = unhex(md, &wlen);
-  if (wlen == d && memcmp(cur, w, d) == 0) passed++;
-  else if (failures++ < 20) fprintf(stderr, "FAIL %s COUNT %s\n", run->kf->path, count);
+  monte_check(run, count, cur, d, md);
   memcpy(run->seed, cur, d);
-  free(w);
 }
 
 /* SHA3VS Monte Carlo for SHA3-256. */
@@ -275,11 +281,7 @@ static void on_monte_sha3(const struct rec *r, const char *section, void *arg) {
   if (!count || !md) return;
   for (int i = 0; i < 1000; i++)
     hq_hash(run->id, run->seed, run->seedlen, NULL, 0, run->seed, run->seedlen);
-  size_t wlen;
-  unsigned char *w = unhex(md, &wlen);
-  if (wlen == run->seedlen && memcmp(run->seed, w, wlen) == 0) passed++;
-  else if (failures++ < 20) fprintf(stderr, "FAIL %s COUNT %s\n", run->kf->path, count);
-  free(w);
+  monte_check(run, count, run->seed, run->seedlen, md);
 }
 
 /* SHA3VS Monte Carlo for SHAKE: variable output lengths. */
@@ -304,13 +306,9 @@ static void on_monte_shake(const struct rec *r, const char *section, void *arg) 
     unsigned v = (unsigned)prev[plen - 2] << 8 | prev[plen - 1];
     run->shake_outlen = run->shake_min + v % range;
   }
-  size_t wlen;
-  unsigned char *w = unhex(out, &wlen);
-  if (wlen == plen && memcmp(prev, w, wlen) == 0) passed++;
-  else if (failures++ < 20) fprintf(stderr, "FAIL %s COUNT %s\n", run->kf->path, count);
+  monte_check(run, count, prev, plen, out);
   memcpy(run->seed, prev, plen);
   run->seedlen = plen;
-  free(w);
 }
 
 /* The SHAKE Monte files give the output range in their header. */
