@@ -95,6 +95,16 @@ function adopt(type: HashType, hasher: Hasher): Hash {
   }
 }
 
+/** A synchronous result as a promise: errors become rejections, as in
+ * resumable-hash, never synchronous throws. */
+function settled<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 /** Immutable: update() returns a new Hash and leaves this one unchanged. */
 export class Hash {
   readonly type: HashType;
@@ -130,11 +140,7 @@ export class Hash {
   }
 
   digest(): Promise<Buffer> {
-    try {
-      return Promise.resolve(this.#hasher.digest());
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return settled(() => this.#hasher.digest());
   }
 
   digestSync(): Buffer {
@@ -167,11 +173,7 @@ export class MutableHash {
   }
 
   digest(): Promise<Buffer> {
-    try {
-      return Promise.resolve(this.#hasher.digest());
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return settled(() => this.#hasher.digest());
   }
 
   digestSync(): Buffer {
