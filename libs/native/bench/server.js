@@ -12,8 +12,12 @@
  *             SharedArrayBuffer
  *   ours      @hashq/native Hasher.updateAsync (libuv's pool, 4 threads)
  *   ours-2t   the same with UV_THREADPOOL_SIZE=2
+ *   ours-3t   the same with UV_THREADPOOL_SIZE=3 (cores + 1 on this 2-core machine)
  *
- *   node bench/server.js [--duration 10] [--variants sync,ours]
+ *   node bench/server.js [--duration 10] [--runs 1] [--variants sync,ours]
+ *
+ * With --runs N every variant runs N times (interleaved) and each figure is
+ * the median of its N runs.
  *
  * The server runs in a child process (autocannon in this one), so the load
  * generator does not share the server's event loop.
@@ -25,7 +29,8 @@ const path = require('node:path');
 const { fork } = require('node:child_process');
 
 const HASH_BYTES = 4 << 20;
-const VARIANTS = ['idle', 'sync', 'piscina', 'ours', 'ours-2t'];
+const VARIANTS = ['idle', 'sync', 'piscina', 'ours', 'ours-2t', 'ours-3t'];
+const THREADS = { 'ours-2t': '2', 'ours-3t': '3' };
 /** resumable-hash, measured on this machine before we started (issue 2). */
 const RESUMABLE_HASH = { rootRps: 7300, rootP99: 7, hashRps: 454 };
 
@@ -80,7 +85,7 @@ async function serve(variant) {
 
 function startServer(variant) {
   const env = { ...process.env };
-  if (variant === 'ours-2t') env.UV_THREADPOOL_SIZE = '2';
+  if (THREADS[variant]) env.UV_THREADPOOL_SIZE = THREADS[variant];
   const child = fork(__filename, ['--serve', variant], { env });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ child, port: m.port }));
@@ -153,6 +158,22 @@ function verdict(results) {
   }
 }
 
+/** Each figure the median over the runs of one variant (errors summed). */
+function medianResult(runs) {
+  const median = (key) => {
+    const xs = runs.map((r) => r[key]).filter((x) => x !== undefined).sort((a, b) => a - b);
+    return xs.length ? xs[(xs.length - 1) >> 1] : undefined;
+  };
+  return {
+    variant: runs[0].variant,
+    rootRps: median('rootRps'),
+    rootP99: median('rootP99'),
+    hashRps: median('hashRps'),
+    hashP99: median('hashP99'),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const at = (flag) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);
@@ -165,12 +186,17 @@ async function main() {
     `node:http on 127.0.0.1, autocannon: / with 10 connections + /hash (sha256 of 4 MiB) with 4, ` +
       `${duration} s per variant, Node ${process.version}`,
   );
-  const results = [];
-  for (const v of variants) {
-    process.stderr.write(`${v}… `);
-    results.push(await runVariant(v, duration));
+  const runs = Math.max(1, Number(at('--runs') ?? 1));
+  const samples = new Map(variants.map((v) => [v, []]));
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) process.stderr.write(`run ${run}/${runs}: `);
+    for (const v of variants) {
+      process.stderr.write(`${v}… `);
+      samples.get(v).push(await runVariant(v, duration));
+    }
+    process.stderr.write('\n');
   }
-  process.stderr.write('\n');
+  const results = variants.map((v) => medianResult(samples.get(v)));
   print(results);
   verdict(results);
 }
