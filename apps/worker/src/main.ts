@@ -30,6 +30,7 @@ async function bootstrap(): Promise<void> {
       chunkBytes: config.chunkBytes,
       checkpointBytes: config.checkpointBytes,
       checkpointSeconds: config.checkpointSeconds,
+      reconcileSeconds: config.reconcileSeconds,
       ...settings,
       // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
       implementations: Object.fromEntries(algorithms().map((algorithm) => [algorithm.name, algorithm.implementation])),

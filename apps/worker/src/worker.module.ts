@@ -1,11 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
+import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { HASHQ_CONFIG, HashqConfigModule, type HashqConfig } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
-import { HASH_QUEUE } from '@hashq/jobs';
+import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
 import { FileRoots, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
+import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
@@ -43,6 +44,7 @@ export class WorkerModule {
           }),
         }),
         BullModule.registerQueue({ name: HASH_QUEUE }),
+        JobStoreModule,
         BenchmarkModule,
       ],
       providers: [
@@ -57,6 +59,16 @@ export class WorkerModule {
           provide: SourceFactory,
           inject: [HASHQ_CONFIG],
           useFactory: (config: HashqConfig) => new SourceFactory(new FileRoots(config.fileRoots)),
+        },
+        {
+          // Redis may have lost jobs that PostgreSQL still calls queued/running (e.g. a restart
+          // without persistence): put them back at start and every RECONCILE_SECONDS.
+          provide: JobQueueReconciler,
+          inject: [JobsRepository, getQueueToken(HASH_QUEUE), HASHQ_LOGGER, HASHQ_CONFIG],
+          useFactory: (jobs: JobsRepository, queue: Queue<HashJobData>, log: Logger, config: HashqConfig) =>
+            new JobQueueReconciler(jobs, queue, log.child({ component: 'reconciler' }), {
+              intervalMs: config.reconcileSeconds * 1000,
+            }),
         },
         WorkerMetrics,
         HashProcessor,

@@ -15,6 +15,8 @@ describe('loadConfig', () => {
       workerConcurrency: 1,
       leaseSeconds: 30,
       workerMetricsPort: 9464,
+      reconcileSeconds: 30,
+      allowHosts: [],
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -35,6 +37,8 @@ describe('loadConfig', () => {
       WORKER_CONCURRENCY: '3',
       LEASE_SECONDS: '60',
       WORKER_METRICS_PORT: '0',
+      RECONCILE_SECONDS: '5',
+      HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -50,6 +54,8 @@ describe('loadConfig', () => {
       workerConcurrency: 3,
       leaseSeconds: 60,
       workerMetricsPort: 0,
+      reconcileSeconds: 5,
+      allowHosts: ['127.0.0.1', '10.1.0.0/16', 'minio.internal', '[::1]', 'fd00::/8'],
       logLevel: 'debug',
     });
   });
@@ -72,5 +78,17 @@ describe('loadConfig', () => {
   it('refuses a metrics port outside 0..65535', () => {
     expect(() => loadConfig({ WORKER_METRICS_PORT: '65536' })).toThrow(/WORKER_METRICS_PORT/);
     expect(() => loadConfig({ WORKER_METRICS_PORT: 'abc' })).toThrow(/WORKER_METRICS_PORT/);
+  });
+
+  it('refuses a reconcile interval outside 1..86400', () => {
+    expect(() => loadConfig({ RECONCILE_SECONDS: '0' })).toThrow(/RECONCILE_SECONDS/);
+    expect(() => loadConfig({ RECONCILE_SECONDS: '86401' })).toThrow(/RECONCILE_SECONDS/);
+    expect(() => loadConfig({ RECONCILE_SECONDS: '1.5' })).toThrow(/RECONCILE_SECONDS/);
+  });
+
+  it('refuses HASHQ_ALLOW_HOSTS entries that are no host name, address or CIDR', () => {
+    for (const bad of ['10.0.0.0/33', '10.0.0.0/x', 'fd00::/129', 'not an address', 'http://x', '300.1.2.3/8']) {
+      expect(() => loadConfig({ HASHQ_ALLOW_HOSTS: `127.0.0.1,${bad}` })).toThrow(/HASHQ_ALLOW_HOSTS/);
+    }
   });
 });

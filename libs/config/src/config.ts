@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 /** Everything hashq reads from the environment, validated and typed. */
@@ -16,6 +17,10 @@ export interface HashqConfig {
   leaseSeconds: number;
   /** Worker only: port of its Prometheus endpoint (GET /metrics); 0 disables it. */
   workerMetricsPort: number;
+  /** Seconds between two rounds of the queue reconciler (API and worker; one round also at start). */
+  reconcileSeconds: number;
+  /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
+  allowHosts: string[];
   logLevel: LogLevel;
 }
 
@@ -58,6 +63,8 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     WORKER_CONCURRENCY: '1',
     LEASE_SECONDS: '30',
     WORKER_METRICS_PORT: '9464',
+    RECONCILE_SECONDS: '30',
+    HASHQ_ALLOW_HOSTS: '',
     LOG_LEVEL: 'info',
   };
 }
@@ -75,6 +82,8 @@ export type EnvName =
   | 'WORKER_CONCURRENCY'
   | 'LEASE_SECONDS'
   | 'WORKER_METRICS_PORT'
+  | 'RECONCILE_SECONDS'
+  | 'HASHQ_ALLOW_HOSTS'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -115,6 +124,15 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     if (!isAbsolute(root)) problems.push(`HASHQ_FILE_ROOTS entries must be absolute paths, got "${root}"`);
   }
 
+  const allowHosts = raw('HASHQ_ALLOW_HOSTS')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  for (const entry of allowHosts) {
+    const problem = allowHostProblem(entry);
+    if (problem) problems.push(`HASHQ_ALLOW_HOSTS: ${problem}`);
+  }
+
   const schema = raw('DATABASE_SCHEMA');
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     problems.push(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
@@ -141,8 +159,27 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
+    reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
+    allowHosts,
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+
+/** Why an entry of HASHQ_ALLOW_HOSTS is unusable (a host name, an address or a CIDR), or undefined. */
+function allowHostProblem(entry: string): string | undefined {
+  const slash = entry.indexOf('/');
+  if (slash >= 0) {
+    const address = entry.slice(0, slash).replace(/^\[(.*)\]$/, '$1');
+    const prefix = entry.slice(slash + 1);
+    const version = isIP(address);
+    const max = version === 4 ? 32 : 128;
+    if (version === 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return `invalid CIDR "${entry}"`;
+    return undefined;
+  }
+  if (isIP(entry.replace(/^\[(.*)\]$/, '$1')) !== 0 || HOST_NAME.test(entry)) return undefined;
+  return `"${entry}" is neither a host name, an address nor a CIDR`;
 }

@@ -4,3 +4,4 @@ export * from './queue';
 export * from './jobs.repository';
 export * from './job-store.module';
 export * from './metrics';
+export * from './queue-reconciler';

@@ -7,6 +7,9 @@ import { JobEntity } from '@hashq/database';
 import type { JobOptions, SourceRef } from './job-options';
 import { JOB_STATUSES, JobStatus } from './job-status';
 
+/** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
+const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
+
 export interface NewJob {
   source: SourceRef;
   algorithms: string[];
@@ -129,6 +132,27 @@ export class JobsRepository {
       `SELECT coalesce(sum(bytes_done), 0) AS done, coalesce(sum(bytes_read), 0) AS read FROM jobs`,
     );
     return { bytesDone: Number(row.done), bytesRead: Number(row.read) };
+  }
+
+  /**
+   * Jobs that must have a live BullMQ job (see JobQueueReconciler): queued, or running with a lease
+   * nobody renews (expired or unset). Oldest first.
+   */
+  async dispatchableIds(): Promise<string[]> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `SELECT id FROM jobs WHERE ${DISPATCHABLE} ORDER BY created_at`,
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ priority. */
+  async findDispatchable(id: string): Promise<{ id: string; priority?: number } | null> {
+    const rows: { id: string; options: JobOptions | null }[] = await this.dataSource.query(
+      `SELECT id, options FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+      [id],
+    );
+    if (rows.length === 0) return null;
+    return { id: rows[0].id, priority: rows[0].options?.priority };
   }
 
   /** Ids of jobs PostgreSQL says are not finished (for re-enqueueing after Redis lost them). */

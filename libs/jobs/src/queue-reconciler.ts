@@ -1,0 +1,112 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+
+import type { JobsRepository } from './jobs.repository';
+import { type HashJobData, hashJobOptions } from './queue';
+
+export interface ReconcilerOptions {
+  /** Time between two rounds (one round also runs at start). */
+  intervalMs: number;
+  /** A Redis call that takes longer ends the round (Redis is away); the next round retries. */
+  redisTimeoutMs?: number;
+}
+
+/** BullMQ states in which a job will still run (or runs): nothing to do for it. */
+const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'active', 'waiting-children', 'paused']);
+
+/**
+ * PostgreSQL is the truth, Redis only dispatches: every job PostgreSQL calls `queued`, or
+ * `running` with a lease nobody renews any more (lease_expires_at in the past or unset), must
+ * have a live BullMQ job. This puts back the ones Redis lost (flushed, restarted without
+ * persistence, failed over, an enqueue that never arrived), at start and every `intervalMs`.
+ * The API and every worker run it; re-adding is idempotent because the BullMQ id is the job id
+ * (two rounds adding the same job at once add it once), and a worker leasing the job bumps the
+ * fence, so a stale holder can no longer write. A running job whose lease is alive is left
+ * alone: its worker is at it.
+ */
+export class JobQueueReconciler {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<number>;
+  private stopped = false;
+
+  constructor(
+    protected readonly jobs: JobsRepository,
+    protected readonly queue: Queue<HashJobData>,
+    protected readonly logger: Logger,
+    private readonly options: ReconcilerOptions,
+  ) {}
+
+  /** One round now, then one every intervalMs (the timer does not keep the process alive). */
+  start(): void {
+    if (this.timer || this.stopped) return;
+    void this.reconcileQuietly();
+    this.timer = setInterval(() => void this.reconcileQuietly(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a round in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running?.catch(() => undefined);
+  }
+
+  /** Nest lifecycle (when provided as a Nest provider). */
+  onApplicationBootstrap(): void {
+    this.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Re-enqueues the jobs that need it; returns how many. */
+  async reconcile(): Promise<number> {
+    let restored = 0;
+    for (const id of await this.jobs.dispatchableIds()) {
+      if (this.stopped) break;
+      const existing = await this.redis(this.queue.getJob(id));
+      if (existing) {
+        const state = await this.redis(existing.getState());
+        if (LIVE_STATES.has(state)) continue; // 'unknown': a job hash in no list would never run
+      }
+      // Looked up again now: the job may have finished, or been leased, since the list was read.
+      const job = await this.jobs.findDispatchable(id);
+      if (!job) continue;
+      // A completed/failed (or orphaned) BullMQ job with this id would make add() a no-op (e.g. the
+      // worker could not record the outcome in PostgreSQL): it goes, and the job is added afresh.
+      if (existing) await this.redis(existing.remove());
+      await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, job.priority)));
+      restored++;
+    }
+    if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');
+    return restored;
+  }
+
+  private async redis<T>(call: Promise<T>): Promise<T> {
+    call.catch(() => undefined); // it may settle after the timeout
+    const ms = this.options.redisTimeoutMs ?? 2000;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`redis did not answer within ${ms} ms`)), ms);
+    });
+    try {
+      return await Promise.race([call, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async reconcileQuietly(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = this.reconcile();
+    try {
+      await this.running;
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'queue reconciliation failed; retrying later');
+    } finally {
+      this.running = undefined;
+    }
+  }
+}
