@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
 import type { DigestValue } from '@hashq/jobs';
 import { JobHashers } from './job-hashers.js';
+import { prepareS3Checksum, s3ChecksumError, type RunHashers } from './s3-checksum.js';
 import { WriteBehind } from './write-behind.js';
 import type { RunMetrics } from './worker-metrics.js';
 
@@ -58,8 +59,9 @@ export class HashRun {
   }
 
   async execute(): Promise<RunOutcome> {
-    const hashers = await this.prepareHashers();
+    const base = await this.prepareHashers();
     const source = this.sources.create(this.job.source);
+    const s3Checksum = await prepareS3Checksum(this.job, source, this.store); // job option s3Checksum
     const resuming = this.job.checkpointOffset > 0;
     const opened = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
       chunkBytes: this.settings.chunkBytes,
@@ -71,6 +73,7 @@ export class HashRun {
         sourceVersion: opened.version,
       });
       if (cancelRequested) return await this.cancel();
+      const hashers = s3Checksum?.attach(base, opened) ?? base;
       this.log.info(
         { offset: this.position, totalBytes: opened.size, resumed: resuming },
         resuming ? 'resuming from checkpoint' : 'starting',
@@ -112,7 +115,7 @@ export class HashRun {
    * PostgreSQL, a checkpoint starts a little early (up to two chunks) and commits
    * while those chunks are hashed; only when it is late does the loop wait.
    */
-  private async hashStream(opened: OpenedSource, hashers: JobHashers): Promise<RunOutcome | undefined> {
+  private async hashStream(opened: OpenedSource, hashers: RunHashers): Promise<RunOutcome | undefined> {
     const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
@@ -187,7 +190,7 @@ export class HashRun {
   }
 
   /** Snapshot now (offset + serialized states), commit behind the hashing. */
-  private startCheckpoint(hashers: JobHashers, opened: OpenedSource): void {
+  private startCheckpoint(hashers: RunHashers, opened: OpenedSource): void {
     const checkpoint = this.snapshot(hashers, opened);
     this.lastCheckpoint = { offset: checkpoint.offset, at: Date.now() };
     this.lastWriteAt = Date.now();
@@ -198,7 +201,7 @@ export class HashRun {
     }, true);
   }
 
-  private snapshot(hashers: JobHashers, opened: OpenedSource): Checkpoint {
+  private snapshot(hashers: RunHashers, opened: OpenedSource): Checkpoint {
     return { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() };
   }
 
@@ -212,7 +215,7 @@ export class HashRun {
   }
 
   /** Graceful shutdown: save the current position and give the job back as 'queued'. */
-  private async release(hashers: JobHashers, opened: OpenedSource): Promise<RunOutcome> {
+  private async release(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     await this.writes.settle();
     await this.save(this.snapshot(hashers, opened), true);
     this.log.info({ offset: this.position }, 'released on shutdown');
@@ -238,9 +241,9 @@ export class HashRun {
     }
   }
 
-  private async finalize(hashers: JobHashers, opened: OpenedSource): Promise<RunOutcome> {
+  private async finalize(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     const digests = hashers.digests();
-    const error = mismatchError(digests, this.job.options.expected);
+    const error = mismatchError(digests, this.job.options.expected) ?? s3ChecksumError(digests);
     await this.store.finish(this.job, {
       status: error ? 'failed' : 'succeeded',
       digests,

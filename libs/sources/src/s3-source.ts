@@ -1,10 +1,17 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { GetObjectCommand, HeadObjectCommand, S3Client, type GetObjectCommandOutput } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  S3Client,
+  type GetObjectCommandOutput,
+  type HeadObjectCommandOutput,
+} from '@aws-sdk/client-s3';
 import { chunkBody } from './chunked-body.js';
 import { parseContentRange } from './http-source.js';
 import type { NetGuard } from './net-guard.js';
 import type { RemoteConfig } from './remote-config.js';
+import { S3_STORED_CHECKSUM_FIELDS, unquoteEtag, type S3ObjectLayout, type S3StoredChecksumAlgorithm } from './s3-checksum.js';
 import { SourceError } from './source-error.js';
 import { sameVersion, type OpenOptions, type OpenedSource, type Source, type SourceVersion } from './source.js';
 
@@ -15,7 +22,11 @@ export interface S3SourceSpec {
   versionId?: string;
 }
 
+export * from './s3-checksum.js';
+
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+/** Part-size HEADs in flight at once (objectLayout). */
+const PART_HEAD_CONCURRENCY = 8;
 
 /**
  * One S3 client per process for the configured endpoint; its agents resolve
@@ -117,6 +128,89 @@ export class S3Source implements Source {
   async currentVersion(): Promise<SourceVersion> {
     this.checkEndpoint();
     return this.head(this.spec.versionId, undefined);
+  }
+
+  /**
+   * The object's part layout and stored checksums, pinned to `pinned` when
+   * given (If-Match on its ETag, its version id), else to the ETag of the first
+   * answer. One HeadObject
+   * with ChecksumMode=ENABLED for the stored checksum, one with PartNumber=1 for
+   * the parts count (x-amz-mp-parts-count; absent for a single-request upload),
+   * then one per further part for its size (ContentLength), a few at a time.
+   * A server that shows a multipart ETag ("…-N") but no parts count cannot give
+   * the layout: SOURCE_UNSUPPORTED.
+   */
+  async objectLayout(pinned: SourceVersion | null): Promise<S3ObjectLayout> {
+    this.checkEndpoint();
+    let versionId = this.spec.versionId ?? (typeof pinned?.versionId === 'string' ? pinned.versionId : undefined);
+    let ifMatch = typeof pinned?.etag === 'string' ? pinned.etag : undefined;
+    const head = async (partNumber?: number): Promise<HeadObjectCommandOutput> => {
+      try {
+        return await this.client.send(
+          new HeadObjectCommand({
+            Bucket: this.spec.bucket,
+            Key: this.spec.key,
+            VersionId: versionId,
+            IfMatch: ifMatch,
+            PartNumber: partNumber,
+            ChecksumMode: partNumber === undefined ? 'ENABLED' : undefined,
+          }),
+        );
+      } catch (err) {
+        throw this.mapError(err, pinned);
+      }
+    };
+    const whole = await head();
+    const version: SourceVersion = { etag: whole.ETag ?? null, versionId: whole.VersionId ?? null, size: whole.ContentLength ?? null };
+    if (pinned) this.assertSame(pinned, version);
+    ifMatch ??= whole.ETag; // the part HEADs describe this very object
+    versionId ??= whole.VersionId;
+    const size = whole.ContentLength ?? 0;
+    const stored: S3ObjectLayout['stored'] = {};
+    for (const [algorithm, field] of Object.entries(S3_STORED_CHECKSUM_FIELDS)) {
+      const value = whole[field];
+      if (typeof value === 'string' && value !== '') stored[algorithm as S3StoredChecksumAlgorithm] = value;
+    }
+    const storedType = whole.ChecksumType === 'COMPOSITE' || whole.ChecksumType === 'FULL_OBJECT' ? whole.ChecksumType : null;
+
+    const first = await head(1);
+    const count = first.PartsCount ?? 0;
+    let partSizes: number[] | null = null;
+    if (count >= 1) {
+      if (count > 10_000) throw this.layoutError(`S3 reports ${count} parts (at most 10,000 exist)`, { partsCount: count });
+      partSizes = new Array<number>(count);
+      partSizes[0] = this.partSize(first, 1, count, whole.ETag);
+      let next = 2;
+      const worker = async () => {
+        while (next <= count) {
+          const part = next++;
+          partSizes![part - 1] = this.partSize(await head(part), part, count, whole.ETag);
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PART_HEAD_CONCURRENCY, count - 1) }, worker));
+      const sum = partSizes.reduce((total, part) => total + part, 0);
+      if (sum !== size) throw this.layoutError('the part sizes S3 reports do not add up to the object size', { size, sum });
+    } else if (/-\d+$/.test(unquoteEtag(whole.ETag) ?? '')) {
+      throw this.layoutError('the object was uploaded in parts but the server does not report them (HeadObject PartNumber)', {
+        etag: whole.ETag ?? null,
+      });
+    }
+    return { etag: version.etag as string | null, versionId: whole.VersionId ?? null, size, partSizes, stored, storedType };
+  }
+
+  private partSize(out: HeadObjectCommandOutput, part: number, count: number, etag: string | undefined): number {
+    if (out.PartsCount !== count || out.ETag !== etag || typeof out.ContentLength !== 'number') {
+      throw this.layoutError(`S3 answered part ${part} inconsistently`, {
+        part,
+        partsCount: out.PartsCount ?? null,
+        etag: out.ETag ?? null,
+      });
+    }
+    return out.ContentLength;
+  }
+
+  private layoutError(message: string, details: Record<string, unknown>): SourceError {
+    return new SourceError('SOURCE_UNSUPPORTED', `s3Checksum: ${message}`, { ...this.where(), ...details });
   }
 
   private async head(versionId: string | undefined, ifMatch: string | undefined): Promise<SourceVersion> {
