@@ -22,11 +22,13 @@ static uint32_t detect(void) {
 #if defined(HQ_X86_64)
   unsigned a, b, c, d;
   int ymm = 0; /* AVX state enabled by the OS (OSXSAVE + XCR0 bits 1, 2) */
+  int zmm = 0; /* and the AVX-512 state (XCR0 bits 5, 6, 7) */
   if (__get_cpuid(1, &a, &b, &c, &d)) {
     if ((c & bit_OSXSAVE) && (c & bit_AVX)) {
       unsigned lo, hi;
       __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
       ymm = (lo & 6) == 6;
+      zmm = ymm && (lo & 0xe0) == 0xe0;
     }
     if (c & bit_SSSE3) f |= HQ_CPU_X86_SSSE3;
     if (c & bit_SSE4_1) f |= HQ_CPU_X86_SSE41;
@@ -39,6 +41,8 @@ static uint32_t detect(void) {
     if (b & bit_BMI2) f |= HQ_CPU_X86_BMI2;
     if ((b & bit_AVX2) && ymm) f |= HQ_CPU_X86_AVX2;
     if ((c & bit_VPCLMULQDQ) && ymm) f |= HQ_CPU_X86_VPCLMUL;
+    if ((b & bit_AVX512F) && (b & bit_AVX512VL) && zmm)
+      f |= HQ_CPU_X86_AVX512VL;
   }
 #elif defined(HQ_ARM64) && defined(__linux__)
   unsigned long hw = getauxval(AT_HWCAP);

@@ -64,6 +64,7 @@ enum hq_cpu {
   HQ_CPU_X86_PCLMUL = 1u << 6,
   HQ_CPU_X86_AVX2 = 1u << 7,   /* only when the OS saves the YMM registers */
   HQ_CPU_X86_VPCLMUL = 1u << 8, /* VPCLMULQDQ on YMM, same OS condition */
+  HQ_CPU_X86_AVX512VL = 1u << 9, /* AVX-512F + VL, OS saves ZMM/opmask */
   HQ_CPU_ARM_SHA1 = 1u << 12,
   HQ_CPU_ARM_SHA2 = 1u << 13,
   HQ_CPU_ARM_SHA512 = 1u << 14,

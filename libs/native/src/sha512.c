@@ -7,11 +7,13 @@
  *
  * The portable block function keeps the message schedule in a 16-word ring
  * and runs in chunks of 16 unrolled rounds; x86-64 CPUs with AVX2 and BMI2
- * get sha512_avx2.c (vector message schedule, RORX rotations).
+ * get sha512_avx2.c (vector message schedule, RORX rotations), in its
+ * AVX-512VL form (vector rotations) where the CPU and OS have AVX-512.
  */
 #include "sha512_rounds.h"
 
 void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
 
 /* FIPS 180-4 §4.2.3: the first 64 bits of the fractional parts of the cube
  * roots of the first 80 primes. */
@@ -95,17 +97,23 @@ static void init512(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
 
 /* §5.1.2: 0x80, zeros, the 128-bit big-endian bit length (its high 64 bits
  * hold the top 3 bits of the 64-bit byte count), through the dispatched
- * block function. outlen is the digest length: 48 (H0..H5) or 64. */
+ * block function. outlen is the digest length: 48 (H0..H5) or 64. c is a
+ * scratch copy, so the padding is built in c->buf itself: one block, or
+ * two when the length does not fit after the tail (n >= 112). */
 static void sha512_final(hq_ctx *c, uint8_t *out, size_t outlen) {
-  uint8_t last[256] = {0};
+  void (*blocks)(hq_ctx *, const uint8_t *, size_t) =
+      hq_algo_by_id((int)c->algo)->blocks;
   size_t n = c->buffered;
-  memcpy(last, c->buf, n);
-  last[n] = 0x80;
-  size_t len = n < 112 ? 128 : 256;
-  hq_store64_be(last + len - 16, c->total >> 61);
-  hq_store64_be(last + len - 8, c->total << 3);
-  hq_algo_by_id((int)c->algo)->blocks(c, last, len / 128);
-  memset(last, 0, sizeof last);
+  c->buf[n++] = 0x80;
+  if (n > 112) {
+    memset(c->buf + n, 0, 128 - n);
+    blocks(c, c->buf, 1);
+    n = 0;
+  }
+  memset(c->buf + n, 0, 112 - n);
+  hq_store64_be(c->buf + 112, c->total >> 61);
+  hq_store64_be(c->buf + 120, c->total << 3);
+  blocks(c, c->buf, 1);
   for (size_t i = 0; i < outlen / 8; i++)
     hq_store64_be(out + 8 * i, c->s.w64[i]);
 }
@@ -118,6 +126,10 @@ static void sha512_select(hq_algo *self, uint32_t cpu) {
   if ((cpu & avx2) == avx2) {
     self->blocks = hq_sha512_blocks_avx2;
     self->impl = "avx2";
+    if (cpu & HQ_CPU_X86_AVX512VL) {
+      self->blocks = hq_sha512_blocks_avx512vl;
+      self->impl = "avx512vl";
+    }
   }
 #else
   (void)cpu;
