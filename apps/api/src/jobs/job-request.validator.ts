@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { AlgorithmInfo } from '@hashq/native';
 
-import type { JobOptions } from '@hashq/jobs';
+import { S3_CHECKSUM_ALGORITHMS, type JobOptions } from '@hashq/jobs';
 
 import { AlgorithmsService } from '../algorithms/algorithms.service';
 import { ApiError } from '../common/api-error';
@@ -52,7 +52,29 @@ export class JobRequestValidator {
       options.expected = this.checkExpected(dto.expected, infos, dto.outputLength);
     }
     if (dto.priority !== undefined) options.priority = dto.priority;
+    if (dto.s3Checksum === true) {
+      this.checkS3Checksum(dto.source, infos);
+      options.s3Checksum = true;
+    }
     return { algorithms: infos.map((info) => info.name), options };
+  }
+
+  /** s3Checksum needs an S3 source and at least one algorithm S3 has a checksum form for. */
+  private checkS3Checksum(source: unknown, infos: AlgorithmInfo[]): void {
+    const s3 =
+      typeof source === 'string'
+        ? /^s3:\/\//i.test(source.trim())
+        : typeof source === 'object' && source !== null && (source as { type?: unknown }).type === 's3';
+    if (!s3) {
+      throw ApiError.badRequest('S3_CHECKSUM_NOT_SUPPORTED', 's3Checksum applies to s3 sources only', { reason: 'source' });
+    }
+    if (!infos.some((info) => S3_CHECKSUM_ALGORITHMS.includes(info.name))) {
+      throw ApiError.badRequest(
+        'S3_CHECKSUM_NOT_SUPPORTED',
+        `s3Checksum needs one of ${S3_CHECKSUM_ALGORITHMS.join(', ')} among the algorithms`,
+        { reason: 'algorithms', supported: S3_CHECKSUM_ALGORITHMS },
+      );
+    }
   }
 
   private resolveAlgorithms(names: string[]): AlgorithmInfo[] {

@@ -1,7 +1,9 @@
 import type { JobEntity } from '@hashq/database';
 import { publicSource } from '@hashq/sources';
 
-import type { JobResponse } from './dto/job.response';
+import type { DigestValue, JobOptions } from '@hashq/jobs';
+
+import type { DigestResponse, JobResponse, S3ChecksumResponse } from './dto/job.response';
 
 const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
@@ -19,8 +21,24 @@ function throughput(job: JobEntity): number | null {
   return seconds > 0 ? Math.round(job.bytesDone / seconds) : null;
 }
 
+/** The stored digests carry the S3 forms (`s3`); the API shows them apart, as `s3Checksum`. */
+function splitDigests(stored: Record<string, DigestValue> | null): {
+  digests: Record<string, DigestResponse> | null;
+  s3Checksum: Record<string, S3ChecksumResponse> | null;
+} {
+  if (!stored) return { digests: null, s3Checksum: null };
+  const digests: Record<string, DigestResponse> = {};
+  const s3Checksum: Record<string, S3ChecksumResponse> = {};
+  for (const [algorithm, { hex, base64, s3 }] of Object.entries(stored)) {
+    digests[algorithm] = { hex, base64 };
+    if (s3) s3Checksum[algorithm] = s3;
+  }
+  return { digests, s3Checksum };
+}
+
 /** The public shape of a job: lease, fence and hash states stay internal. */
 export function toJobResponse(job: JobEntity): JobResponse {
+  const { digests, s3Checksum } = splitDigests(job.digests as Record<string, DigestValue> | null);
   return {
     id: job.id,
     status: job.status,
@@ -33,7 +51,8 @@ export function toJobResponse(job: JobEntity): JobResponse {
     attempts: job.attempts,
     resumes: job.resumes,
     cancelRequested: job.cancelRequested,
-    digests: job.digests,
+    digests,
+    ...((job.options as JobOptions).s3Checksum ? { s3Checksum } : {}),
     error: job.errorCode
       ? { code: job.errorCode, message: job.errorMessage ?? '', details: job.errorDetails ?? undefined }
       : null,

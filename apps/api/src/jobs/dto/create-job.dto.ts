@@ -3,6 +3,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsBoolean,
   IsDefined,
   IsInt,
   IsObject,
@@ -75,4 +76,14 @@ export class CreateJobDto {
   @Min(MIN_PRIORITY)
   @Max(MAX_PRIORITY)
   priority?: number;
+
+  @ApiPropertyOptional({
+    description:
+      'S3 sources only: also report crc32, crc32c, crc64nvme, sha1, sha256 and md5 (ETag) in S3\'s own form for the object ' +
+      '(multipart: composite over the parts) and compare with the checksum S3 stores; a mismatch fails the job with S3_CHECKSUM_MISMATCH',
+    example: true,
+  })
+  @IsOptional()
+  @IsBoolean()
+  s3Checksum?: boolean;
 }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 import { JOB_STATUSES, type JobStatus } from '@hashq/jobs';
 
@@ -21,6 +21,23 @@ export class DigestResponse {
   base64: string;
 }
 
+export class S3ChecksumResponse {
+  @ApiProperty({ example: 'Xl3ilNbXjgqy2g5tqtVd4a4VwNTEpHiZyR/HM8f/Vt8=-3', description: 'base64 (md5: hex); composite values end in -<parts>' })
+  value: string;
+
+  @ApiProperty({ enum: ['FULL_OBJECT', 'COMPOSITE'] })
+  type: 'FULL_OBJECT' | 'COMPOSITE';
+
+  @ApiProperty({ nullable: true, type: Number, description: 'Parts of a multipart object; null for a single-request upload' })
+  parts: number | null;
+
+  @ApiProperty({ nullable: true, type: Boolean, description: 'Compared with the checksum S3 stores (md5: the ETag); null: nothing to compare with' })
+  verified: boolean | null;
+
+  @ApiPropertyOptional({ description: 'The value S3 stores (md5: the ETag), when it has one' })
+  stored?: string;
+}
+
 export class JobErrorResponse {
   @ApiProperty({ example: 'DIGEST_MISMATCH' })
   code: string;
@@ -32,6 +49,7 @@ export class JobErrorResponse {
   details?: unknown;
 }
 
+@ApiExtraModels(DigestResponse, S3ChecksumResponse)
 export class JobResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -45,7 +63,7 @@ export class JobResponse {
   @ApiProperty({ example: ['sha256'] })
   algorithms: string[];
 
-  @ApiProperty({ example: { outputLength: 64 }, description: 'outputLength, customization, expected, priority' })
+  @ApiProperty({ example: { outputLength: 64 }, description: 'outputLength, customization, expected, priority, s3Checksum' })
   options: Record<string, unknown>;
 
   @ApiProperty()
@@ -68,6 +86,14 @@ export class JobResponse {
 
   @ApiProperty({ nullable: true, type: 'object', additionalProperties: { $ref: '#/components/schemas/DigestResponse' } })
   digests: Record<string, DigestResponse> | null;
+
+  @ApiPropertyOptional({
+    nullable: true,
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/S3ChecksumResponse' },
+    description: 'Only for jobs with the option s3Checksum: by algorithm, the value in S3\'s form (null until the job has digests)',
+  })
+  s3Checksum?: Record<string, S3ChecksumResponse> | null;
 
   @ApiProperty({ nullable: true, type: JobErrorResponse })
   error: JobErrorResponse | null;
