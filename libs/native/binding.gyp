@@ -21,6 +21,7 @@
         "src/sha512_avx2.c",
         "src/keccak.c",
         "src/keccak_bmi.c",
+        "src/keccak_avx512.c",
         "src/xoodyak.c",
         "src/ascon.c",
         "src/ascon_bmi.c",
