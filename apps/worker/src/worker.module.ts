@@ -4,7 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
 import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
-import { FileRoots, SourceFactory } from '@hashq/sources';
+import { FileRoots, loadRemoteConfig, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
@@ -58,7 +58,8 @@ export class WorkerModule {
         {
           provide: SourceFactory,
           inject: [HASHQ_CONFIG],
-          useFactory: (config: HashqConfig) => new SourceFactory(new FileRoots(config.fileRoots)),
+          useFactory: (config: HashqConfig) =>
+            new SourceFactory(new FileRoots(config.fileRoots), loadRemoteConfig(process.env, config.allowHosts)),
         },
         {
           // Redis may have lost jobs that PostgreSQL still calls queued/running (e.g. a restart

@@ -28,7 +28,11 @@ export interface RemoteConfig {
 
 type Env = Record<string, string | undefined>;
 
-export function loadRemoteConfig(env: Env = process.env): RemoteConfig {
+/**
+ * `allowHosts`, when given, is the SSRF allow list as the apps' validated configuration holds it
+ * (@hashq/config's HashqConfig.allowHosts); otherwise HASHQ_ALLOW_HOSTS is read from `env`.
+ */
+export function loadRemoteConfig(env: Env = process.env, allowHosts?: readonly string[]): RemoteConfig {
   const problems: string[] = [];
   const int = (name: string, fallback: number, min: number, max: number): number => {
     const text = env[name]?.trim();
@@ -43,7 +47,7 @@ export function loadRemoteConfig(env: Env = process.env): RemoteConfig {
   const bool = (name: string): boolean => /^(1|true|yes|on)$/i.test(env[name]?.trim() ?? '');
   let guard: NetGuard;
   try {
-    guard = NetGuard.fromEnv(env);
+    guard = allowHosts ? new NetGuard(allowHosts) : NetGuard.fromEnv(env);
   } catch (err) {
     problems.push((err as Error).message);
     guard = new NetGuard();

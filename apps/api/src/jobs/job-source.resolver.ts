@@ -36,10 +36,11 @@ const invalid = (message: string, source: unknown): ApiError =>
 @Injectable()
 export class JobSourceResolver {
   private readonly roots: FileRoots;
-  private readonly guard = NetGuard.fromEnv();
+  private readonly guard: NetGuard;
 
   constructor(@Inject(HASHQ_CONFIG) config: HashqConfig) {
     this.roots = new FileRoots(config.fileRoots);
+    this.guard = new NetGuard(config.allowHosts); // HASHQ_ALLOW_HOSTS, validated by @hashq/config
   }
 
   async resolve(source: unknown): Promise<ResolvedSource> {
