@@ -45,6 +45,7 @@ interface JobBody {
   s3Checksum?: Record<string, S3Form> | null;
   error: { code: string; message: string; details?: unknown } | null;
   resumes: number;
+  attempts: number;
 }
 
 // ---- the oracle: S3's checksum forms computed here, independently of the worker ----
@@ -281,6 +282,18 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
     expect(done.error?.details).toEqual({ sha256: { stored, computed: composite('sha256', data, sizes), type: 'COMPOSITE' } });
     expect(done.digests?.sha256.hex).toBe(digest('sha256', data).toString('hex'));
     expect(done.s3Checksum?.sha256).toMatchObject({ verified: false, stored, value: composite('sha256', data, sizes) });
+  });
+
+  it('part sizes that do not add up to the object → SOURCE_UNSUPPORTED at once, no digest', async () => {
+    const data = randomBytes(2 * MiB);
+    const etag = await put('bad-layout.bin', data);
+    proxy.objects.set(`/${BUCKET}/bad-layout.bin`, { etag, size: data.length, partSizes: [MiB, MiB - 1] });
+    ensureWorker();
+    const job = await submit({ source: `s3://${BUCKET}/bad-layout.bin`, algorithms: ['sha256'], s3Checksum: true });
+    const done = await finished(job.id);
+    expect([done.status, done.error?.code, done.digests]).toEqual(['failed', 'SOURCE_UNSUPPORTED', null]);
+    expect(done.error?.details).toMatchObject({ size: data.length, sum: 2 * MiB - 1 });
+    expect(done.attempts).toBe(1); // permanent: no retry
   });
 
   it('worker killed mid-object: the resumed job keeps the pinned parts and part states; values stay right', async () => {
