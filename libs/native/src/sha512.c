@@ -12,6 +12,10 @@
  */
 #include "sha512_rounds.h"
 
+#if defined(HQ_X86_64)
+#include <emmintrin.h>
+#endif
+
 void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
 
@@ -95,27 +99,59 @@ static void init512(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
   memcpy(c->s.w64, IV512, sizeof IV512);
 }
 
+/* Big-endian stores of the length and the digest: GCC does not merge the
+ * byte stores of hq_store64_be into one here, so a byte swap where the
+ * compiler has one (the byte order is checked at compile time). */
+static inline void store64_be(uint8_t *p, uint64_t v) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  v = __builtin_bswap64(v);
+  memcpy(p, &v, 8);
+#else
+  hq_store64_be(p, v);
+#endif
+}
+
+/* b[n..127] = 0 for n < 128. On x86-64 with SSE2 (always there) a masked
+ * copy of all eight 16-byte lanes: a variable-length memset compiles to
+ * REP STOSQ, whose start-up cost was a visible part of a 64-byte hash. */
+static inline void zero_tail(uint8_t *b, size_t n) {
+#if defined(HQ_X86_64)
+  const __m128i lim = _mm_set1_epi8((char)n), step = _mm_set1_epi8(16);
+  __m128i idx = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                              14, 15);
+  for (int k = 0; k < 128; k += 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(b + k));
+    v = _mm_and_si128(v, _mm_cmpgt_epi8(lim, idx));
+    _mm_storeu_si128((__m128i *)(b + k), v);
+    idx = _mm_add_epi8(idx, step);
+  }
+#else
+  memset(b + n, 0, 128 - n);
+#endif
+}
+
 /* §5.1.2: 0x80, zeros, the 128-bit big-endian bit length (its high 64 bits
  * hold the top 3 bits of the 64-bit byte count), through the dispatched
  * block function. outlen is the digest length: 48 (H0..H5) or 64. c is a
- * scratch copy, so the padding is built in c->buf itself: one block, or
- * two when the length does not fit after the tail (n >= 112). */
+ * scratch copy, so the padding is built in c->buf itself (HQ_MAX_BLOCK >=
+ * 128 bytes): one block, or two when the length does not fit after the
+ * tail (n >= 112). */
 static void sha512_final(hq_ctx *c, uint8_t *out, size_t outlen) {
   void (*blocks)(hq_ctx *, const uint8_t *, size_t) =
       hq_algo_by_id((int)c->algo)->blocks;
   size_t n = c->buffered;
-  c->buf[n++] = 0x80;
-  if (n > 112) {
-    memset(c->buf + n, 0, 128 - n);
+  zero_tail(c->buf, n);
+  c->buf[n] = 0x80;
+  if (n >= 112) {
     blocks(c, c->buf, 1);
-    n = 0;
+    zero_tail(c->buf, 0);
   }
-  memset(c->buf + n, 0, 112 - n);
-  hq_store64_be(c->buf + 112, c->total >> 61);
-  hq_store64_be(c->buf + 120, c->total << 3);
+  store64_be(c->buf + 112, c->total >> 61);
+  store64_be(c->buf + 120, c->total << 3);
   blocks(c, c->buf, 1);
   for (size_t i = 0; i < outlen / 8; i++)
-    hq_store64_be(out + 8 * i, c->s.w64[i]);
+    store64_be(out + 8 * i, c->s.w64[i]);
 }
 
 static void sha512_select(hq_algo *self, uint32_t cpu) {
