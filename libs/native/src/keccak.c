@@ -41,10 +41,16 @@ static void keccak_init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
 static void keccak_final(hq_ctx *c, uint8_t *out, size_t outlen,
                          unsigned rate, uint8_t domain) {
   uint64_t *s = c->s.w64;
-  memset(c->buf + c->buffered, 0, rate - c->buffered);
-  c->buf[c->buffered] ^= domain;
-  c->buf[rate - 1] ^= 0x80;
-  for (unsigned i = 0; i < rate / 8; i++) s[i] ^= hq_load64_le(c->buf + 8 * i);
+  /* XOR the tail and the padding into the lanes directly: whole lanes of
+   * the tail, then the lane it ends in with the domain byte after its
+   * last byte (no memset of the rest of the block). */
+  size_t n = c->buffered, full = n / 8, i;
+  for (i = 0; i < full; i++) s[i] ^= hq_load64_le(c->buf + 8 * i);
+  uint64_t last = (uint64_t)domain << (8 * (n % 8));
+  for (i = 8 * full; i < n; i++)
+    last ^= (uint64_t)c->buf[i] << (8 * (i % 8));
+  s[full] ^= last;
+  s[rate / 8 - 1] ^= 0x8000000000000000ull;
   for (;;) {
     keccak_f1600(s);
     size_t take = outlen < rate ? outlen : rate, i = 0;
