@@ -36,6 +36,10 @@ export class HashRun {
   private durableOffset: number;
   private lastWriteAt = 0;
   private readonly waits = { readWait: 0, hash: 0, writeWait: 0 };
+  /** Milliseconds since the lease at the end of each phase, logged with 'finished' (bench:e2e reads it). */
+  private readonly phases: Record<string, number> = {};
+  private readonly leasedAt = performance.now();
+  private checkpoints = { count: 0, ms: 0 };
   private readonly writes = new WriteBehind();
 
   constructor(
@@ -60,18 +64,21 @@ export class HashRun {
 
   async execute(): Promise<RunOutcome> {
     const base = await this.prepareHashers();
+    this.mark('prepared');
     const source = this.sources.create(this.job.source);
     const s3Checksum = await prepareS3Checksum(this.job, source, this.store); // job option s3Checksum
     const resuming = this.job.checkpointOffset > 0;
     const opened = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
       chunkBytes: this.settings.chunkBytes,
     });
+    this.mark('opened');
     this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
     try {
       const { cancelRequested } = await this.store.start(this.job, {
         totalBytes: opened.size,
         sourceVersion: opened.version,
       });
+      this.mark('started');
       if (cancelRequested) return await this.cancel();
       const hashers = s3Checksum?.attach(base, opened) ?? base;
       this.log.info(
@@ -80,7 +87,9 @@ export class HashRun {
       );
       const stop = await this.hashStream(opened, hashers);
       if (stop) return stop;
+      this.mark('hashed');
       await this.verifyUnchanged(source, opened);
+      this.mark('verified');
       return await this.finalize(hashers, opened);
     } finally {
       await opened.close().catch(() => undefined);
@@ -153,6 +162,10 @@ export class HashRun {
     return this.writes.cancelRequested ? this.cancel() : undefined;
   }
 
+  private mark(phase: string): void {
+    this.phases[phase] = Math.round(performance.now() - this.leasedAt);
+  }
+
   /** Where the loop's time goes (milliseconds), logged when the job ends: the cost of each stage. */
   private async timed<T>(stage: keyof typeof this.waits, work: Promise<T>): Promise<T> {
     const started = performance.now();
@@ -209,6 +222,8 @@ export class HashRun {
     const started = process.hrtime.bigint();
     const result = await this.store.save(this.job, checkpoint, release);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    this.checkpoints.count++;
+    this.checkpoints.ms += ms;
     this.metrics?.checkpointSaved(ms / 1000);
     this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, release }, 'checkpoint saved');
     return result;
@@ -251,8 +266,13 @@ export class HashRun {
       bytesRead: this.bytesRead,
       error,
     });
+    this.mark('finished');
     const ms = Object.fromEntries(Object.entries(this.waits).map(([stage, value]) => [stage, Math.round(value)]));
-    this.log.info({ totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded', ms }, 'finished');
+    const checkpoints = { count: this.checkpoints.count, ms: Math.round(this.checkpoints.ms) };
+    this.log.info(
+      { totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded', ms, phases: this.phases, checkpoints },
+      'finished',
+    );
     return error ? 'failed' : 'succeeded';
   }
 }
