@@ -1,32 +1,51 @@
 #!/usr/bin/env node
-// `npm run bench:e2e`: end-to-end throughput of a hash job through the API and one worker, next to
-// `openssl dgst -sha256` and `sha256sum` of the same file (page cache warm for all), as ratios; the
-// cost of checkpoints (every 64 MiB vs every 1 GiB); sha256+sha512 in one job vs each alone; and the
-// worker's peak RSS. A timing script, not a test: it prints numbers and asserts nothing.
+// `npm run bench:e2e`: end-to-end throughput of hash jobs through the API and a worker, each next
+// to a peer measured back to back in the same round (same file, page cache warm), as ratios:
+//   - sha256 job vs `openssl dgst -sha256`, `sha256sum` and a pure-node loop (fs + updateAsync);
+//   - checkpoint overhead: the sha256 job with checkpoints every 64 MiB / 5 s vs every 1 GiB;
+//   - sha512 job vs `openssl dgst -sha512`; sha256+sha512 in one job vs the slower one alone;
+//   - md5 + sha256 + crc64nvme in one job vs the three jobs one after another;
+//   - sha256 of the same bytes as an S3 object (local s3rver) vs the file job and a bare GetObject.
+// Per case: min and median job time, MB/s and s/GiB of the median, ratio to the peer (median and
+// worst of the per-round ratios), worker peak RSS; then where the job's time went (per phase).
+// A timing script, not a test: it prints numbers and asserts only that the digests are right.
 //
-// Runs on its own database (hashq_bench_<random>, dropped at the end), queue prefix and file root
-// (.data/bench). Environment: BENCH_BYTES (default 1 GiB), BENCH_REPEAT (default 3, the median is
-// printed), DATABASE_URL / REDIS_URL (servers to use; the database part is replaced).
+// Two API+worker pairs (checkpoints 64 MiB / 5 s and 1 GiB) so that the two checkpoint settings
+// run in the same round; each pair has its own database (hashq_bench_<random>_<pair>, dropped at
+// the end) and BullMQ prefix. File root .data/bench, S3 data .data/bench-s3 (both kept for reuse).
+//
+// Environment:
+//   BENCH_BYTES     file size (default 1 GiB)
+//   BENCH_S3_BYTES  S3 object size (default 1 GiB; 0 skips the S3 case)
+//   BENCH_REPEAT    rounds (default 3)
+//   BENCH_CASES     comma list of: sha256,checkpoint,sha512,multi,s3 (default all)
+//   CHUNK_BYTES     passed to the workers (default: the worker's own, 8 MiB)
+//   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
+const os = require('node:os');
 const path = require('node:path');
+const readline = require('node:readline');
+
+const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
+const { startS3, ensureObject } = require('./bench-e2e/s3.cjs');
 
 const ROOT = path.join(__dirname, '..');
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 const BYTES = Number(process.env.BENCH_BYTES ?? GiB);
+const S3_BYTES = Number(process.env.BENCH_S3_BYTES ?? GiB);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const CASES = new Set((process.env.BENCH_CASES ?? 'sha256,checkpoint,sha512,multi,s3').split(',').map((c) => c.trim()));
+const CHUNK_BYTES = Number(process.env.CHUNK_BYTES ?? 8 * MiB);
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-const fmt = (seconds) => `${seconds.toFixed(3)} s`;
-const rate = (seconds) => `${(BYTES / seconds / GiB).toFixed(2)} GiB/s`;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function ensureBuilt() {
-  for (const file of ['dist/apps/api/main.js', 'dist/apps/worker/main.js', 'dist/libs/database/src/migrate.js']) {
+  for (const file of ['dist/apps/api/main.js', 'dist/apps/worker/main.js', 'dist/libs/database/src/migrate.js', 'libs/native/dist/index.js']) {
     if (!fs.existsSync(path.join(ROOT, file))) {
       console.log('[bench] building (npm run build)');
       execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -43,31 +62,50 @@ async function freePort() {
   return port;
 }
 
-function writeTestFile(file) {
-  if (fs.existsSync(file) && fs.statSync(file).size === BYTES) return;
-  console.log(`[bench] writing ${BYTES} random bytes to ${file}`);
+function writeTestFile(file, bytes) {
+  if (fs.existsSync(file) && fs.statSync(file).size === bytes) return;
+  console.log(`[bench] writing ${bytes} random bytes to ${file}`);
   const fd = fs.openSync(file, 'w');
   const block = 8 * MiB;
-  for (let done = 0; done < BYTES; done += block) fs.writeSync(fd, randomBytes(Math.min(block, BYTES - done)));
+  for (let done = 0; done < bytes; done += block) fs.writeSync(fd, randomBytes(Math.min(block, bytes - done)));
   fs.closeSync(fd);
 }
 
-/** Median seconds of REPEAT runs of a command (and its last stdout). */
+/** Wall seconds of one run of a command, and its stdout. */
 function timeCommand(cmd, args) {
-  const times = [];
-  let stdout = '';
-  for (let i = 0; i < REPEAT; i++) {
-    const started = process.hrtime.bigint();
-    const result = spawnSync(cmd, args, { encoding: 'utf8' });
-    if (result.status !== 0) throw new Error(`${cmd} failed: ${result.stderr}`);
-    times.push(Number(process.hrtime.bigint() - started) / 1e9);
-    stdout = result.stdout;
-  }
-  return { seconds: median(times), stdout };
+  const started = process.hrtime.bigint();
+  const result = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 16 * MiB });
+  if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${result.stderr}`);
+  return { seconds: Number(process.hrtime.bigint() - started) / 1e9, stdout: result.stdout };
 }
 
+/**
+ * A node helper that times itself (no process start-up in the figure). Asynchronous: the S3 server
+ * runs in this process and must keep serving meanwhile.
+ */
+async function timeNodeHelper(script, args) {
+  const child = spawn(process.execPath, [path.join(__dirname, 'bench-e2e', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (piece) => (stdout += piece));
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`${script} failed (${code})`);
+  return JSON.parse(stdout);
+}
+
+const opensslHex = (stdout) => stdout.trim().split('= ').pop();
+
 function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  child.records = new Map(); // jobId -> the worker's 'finished' log record
+  readline.createInterface({ input: child.stdout }).on('line', (line) => {
+    let record;
+    try {
+      record = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (record.msg === 'finished' && record.jobId) child.records.set(record.jobId, record);
+  });
   child.on('exit', (code, signal) => {
     if (!child.stopping) console.error(`[bench] ${name} exited (${code ?? signal})`);
   });
@@ -75,18 +113,26 @@ function startProcess(name, script, env) {
 }
 
 async function stopProcess(child) {
-  if (child.exitCode !== null) return;
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
   child.stopping = true;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
 }
 
+/** Resets the peak resident set size (VmHWM) of a process; Linux >= 4.0. */
+function resetPeakRss(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not allowed: the peak then covers the worker's whole life
+  }
+}
+
 /** Peak resident set size (VmHWM) of a live process, in MiB. */
 function peakRssMiB(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]);
-  return kb / 1024;
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
 }
 
 async function waitHealthy(url) {
@@ -96,48 +142,106 @@ async function waitHealthy(url) {
     } catch {
       // starting
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
-  throw new Error('API did not become healthy');
+  throw new Error(`API ${url} did not become healthy`);
 }
 
-async function runJob(apiUrl, file, algorithms) {
-  const res = await fetch(`${apiUrl}/v1/jobs`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ source: { type: 'file', path: file }, algorithms }),
-  });
+/**
+ * An API and a worker with their own database and queue prefix; `workerEnv` holds the settings
+ * under test (checkpoint interval).
+ */
+async function startPair(name, common, workerEnv, admin) {
+  const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
+  const database = `${common.id}_${name}`;
+  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  await admin.query(`CREATE DATABASE ${database}`);
+  const pair = { name, database, prefix: database, api: null, worker: null };
+  common.pairs.push(pair);
+  await runMigrations({ databaseUrl, databaseSchema: 'public' });
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    ...common.env,
+    PORT: String(port),
+    DATABASE_URL: databaseUrl,
+    DATABASE_SCHEMA: 'public',
+    QUEUE_PREFIX: database,
+    WORKER_METRICS_PORT: '0',
+  };
+  pair.api = startProcess(`api ${name}`, 'dist/apps/api/main.js', { ...env, LOG_LEVEL: 'warn' });
+  pair.worker = startProcess(`worker ${name}`, 'dist/apps/worker/main.js', { ...env, ...workerEnv, LOG_LEVEL: 'info' });
+  pair.apiUrl = `http://127.0.0.1:${port}`;
+  await waitHealthy(pair.apiUrl);
+  return pair;
+}
+
+/**
+ * fetch() again when the connection broke: undici may reuse a kept-alive socket that the server
+ * is closing after its idle timeout ("fetch failed", cause "other side closed").
+ */
+async function retrying(request) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (err) {
+      if (attempt >= 3) throw new Error(`${err.message} (${err.cause?.message ?? err.cause?.code ?? 'no cause'})`);
+      await sleep(50);
+    }
+  }
+}
+
+/** Submits a job, waits for it; times come from the job's own timestamps. */
+async function runJob(pair, source, algorithms) {
+  resetPeakRss(pair.worker.pid);
+  // An idempotency key makes the retry of a submit whose connection broke safe (same key: same job).
+  const key = randomBytes(8).toString('hex');
+  const res = await retrying(() =>
+    fetch(`${pair.apiUrl}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ source, algorithms }),
+    }),
+  );
   if (res.status !== 202) throw new Error(`submit: ${res.status} ${await res.text()}`);
   const { id } = await res.json();
   for (;;) {
-    const job = await (await fetch(`${apiUrl}/v1/jobs/${id}`)).json();
+    await sleep(100); // polling costs CPU beside the job: keep it rare (the times below are the server's)
+    const job = await (await retrying(() => fetch(`${pair.apiUrl}/v1/jobs/${id}`))).json();
     if (job.status === 'succeeded') {
-      const seconds = (Date.parse(job.finishedAt) - Date.parse(job.startedAt)) / 1000;
-      return { seconds, job };
+      const created = Date.parse(job.createdAt);
+      const started = Date.parse(job.startedAt);
+      const finished = Date.parse(job.finishedAt);
+      for (let i = 0; i < 20 && !pair.worker.records.has(id); i++) await sleep(25); // the log line may trail
+      return {
+        seconds: (finished - started) / 1000,
+        pickupMs: started - created,
+        job,
+        rss: peakRssMiB(pair.worker.pid),
+        trace: pair.worker.records.get(id),
+      };
     }
-    if (job.status === 'failed' || job.status === 'canceled') throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (job.status === 'failed' || job.status === 'canceled') {
+      throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)}`);
+    }
   }
 }
 
-/** Runs `algorithms` REPEAT times on a fresh worker with the given checkpoint settings. */
-async function benchJobs(ctx, label, algorithms, workerEnv) {
-  const worker = startProcess('worker', 'dist/apps/worker/main.js', { ...ctx.env, ...workerEnv });
-  try {
-    const runs = [];
-    let last;
-    for (let i = 0; i < REPEAT; i++) {
-      last = await runJob(ctx.apiUrl, ctx.file, algorithms);
-      runs.push(last.seconds);
-    }
-    const rss = peakRssMiB(worker.pid);
-    const seconds = median(runs);
-    console.log(
-      `  ${label.padEnd(42)} ${fmt(seconds)}  ${rate(seconds)}  (runs: ${runs.map((s) => s.toFixed(3)).join(', ')}; worker peak RSS ${rss.toFixed(0)} MiB)`,
-    );
-    return { seconds, job: last.job, rss };
-  } finally {
-    await stopProcess(worker);
+/** Named series of measurements, one entry per round. */
+class Results {
+  constructor() {
+    this.series = new Map();
+  }
+  add(name, entry) {
+    if (!this.series.has(name)) this.series.set(name, []);
+    this.series.get(name).push(entry);
+    return entry;
+  }
+  get(name) {
+    return this.series.get(name) ?? [];
+  }
+  seconds(name) {
+    return this.get(name).map((e) => e.seconds);
   }
 }
 
@@ -145,80 +249,243 @@ async function main() {
   ensureBuilt();
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
-  const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
 
-  const id = randomBytes(4).toString('hex');
-  const database = `hashq_bench_${id}`;
-  const adminUrl = Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString();
-  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  const id = `hashq_bench_${randomBytes(4).toString('hex')}`;
   const fileRoot = path.join(ROOT, '.data', 'bench');
   fs.mkdirSync(fileRoot, { recursive: true });
   const file = path.join(fileRoot, `bench-${BYTES}.bin`);
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    DATABASE_SCHEMA: 'public',
-    REDIS_URL,
-    QUEUE_PREFIX: `hashq_bench_${id}`,
-    HASHQ_FILE_ROOTS: fileRoot,
-    LOG_LEVEL: 'warn',
-  };
-
+  const adminUrl = Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString();
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  let api;
+  const common = { id, pairs: [], env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot } };
+  if (process.env.CHUNK_BYTES) common.env.CHUNK_BYTES = String(CHUNK_BYTES);
+  let s3;
   try {
-    await runMigrations({ databaseUrl, databaseSchema: 'public' });
-    writeTestFile(file);
-    api = startProcess('api', 'dist/apps/api/main.js', env);
-    const apiUrl = `http://127.0.0.1:${port}`;
-    await waitHealthy(apiUrl);
-    const ctx = { env, apiUrl, file };
-
-    spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] }); // warm the page cache
-    console.log(`\nhashq e2e bench: ${BYTES} bytes, median of ${REPEAT} runs, node ${process.version}, ${require('node:os').cpus().length} cores\n`);
-    console.log('reference tools (same file, page cache warm):');
-    const openssl = timeCommand('openssl', ['dgst', '-sha256', file]);
-    console.log(`  ${'openssl dgst -sha256'.padEnd(42)} ${fmt(openssl.seconds)}  ${rate(openssl.seconds)}`);
-    const sha256sum = timeCommand('sha256sum', [file]);
-    console.log(`  ${'sha256sum'.padEnd(42)} ${fmt(sha256sum.seconds)}  ${rate(sha256sum.seconds)}`);
-    const sha512 = timeCommand('openssl', ['dgst', '-sha512', file]);
-    console.log(`  ${'openssl dgst -sha512'.padEnd(42)} ${fmt(sha512.seconds)}  ${rate(sha512.seconds)}`);
-
-    console.log('\nhashq jobs (job time = finishedAt - startedAt, as the API reports it):');
+    writeTestFile(file, BYTES);
+    let s3File;
+    let s3Key;
+    if (CASES.has('s3') && S3_BYTES > 0) {
+      s3File = path.join(fileRoot, `bench-${S3_BYTES}.bin`);
+      writeTestFile(s3File, S3_BYTES);
+      s3 = await startS3(path.join(ROOT, '.data', 'bench-s3'));
+      s3Key = `bench-${S3_BYTES}.bin`;
+      if (await ensureObject(s3, s3Key, s3File)) console.log(`[bench] uploaded ${s3Key} to the local S3 server`);
+      Object.assign(common.env, s3.env);
+    }
     const ck64 = { CHECKPOINT_BYTES: String(64 * MiB), CHECKPOINT_SECONDS: '5' };
     const ck1g = { CHECKPOINT_BYTES: String(GiB), CHECKPOINT_SECONDS: '3600' };
-    const a = await benchJobs(ctx, 'sha256, checkpoint every 64 MiB / 5 s', ['sha256'], ck64);
-    const b = await benchJobs(ctx, 'sha256, checkpoint every 1 GiB', ['sha256'], ck1g);
-    const c = await benchJobs(ctx, 'sha512, checkpoint every 64 MiB / 5 s', ['sha512'], ck64);
-    const d = await benchJobs(ctx, 'sha256 + sha512, checkpoint every 64 MiB', ['sha256', 'sha512'], ck64);
+    const [pairA, big] = await Promise.all([
+      startPair('a', common, ck64, admin),
+      CASES.has('checkpoint') ? startPair('b', common, ck1g, admin) : null,
+    ]);
 
-    const expected256 = openssl.stdout.trim().split('= ').pop();
-    if (a.job.digests.sha256.hex !== expected256) throw new Error('sha256 digest differs from openssl');
-    const slower = Math.max(a.seconds, c.seconds);
-    console.log('\nratios (> 1.00 = hashq faster):');
-    console.log(`  job sha256 vs openssl dgst -sha256        ${(openssl.seconds / a.seconds).toFixed(2)}x   (target >= 1.00x)`);
-    console.log(`  job sha256 vs sha256sum                   ${(sha256sum.seconds / a.seconds).toFixed(2)}x`);
-    console.log(`  checkpoint overhead 64 MiB vs 1 GiB       ${(((a.seconds - b.seconds) / b.seconds) * 100).toFixed(1)} %   (target <= 3 %)`);
-    console.log(`  sha256+sha512 vs slower of the two alone  ${(((d.seconds - slower) / slower) * 100).toFixed(1)} %   (target <= 15 %)`);
-    console.log(`  worker peak RSS                           ${Math.max(a.rss, b.rss, c.rss, d.rss).toFixed(0)} MiB (bounded: chunk size x read-ahead, not file size)`);
-    console.log(`  digests checked against openssl: sha256 ${expected256.slice(0, 16)}…`);
+    const fileSource = { type: 'file', path: file };
+    const r = new Results();
+    const hex = {};
+    spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] }); // warm the page cache
+    if (s3File && s3File !== file) spawnSync('cat', [s3File], { stdio: ['ignore', 'ignore', 'inherit'] });
+    // One untimed job per worker: the first job of a process pays for JIT warm-up and connection set-up.
+    await runJob(pairA, fileSource, ['sha256']);
+    if (big) await runJob(big, fileSource, ['sha256']);
+
+    console.log(
+      `\nhashq e2e bench: file ${BYTES} bytes, chunk ${CHUNK_BYTES / MiB} MiB, ${REPEAT} rounds, node ${process.version}, ` +
+        `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    );
+    for (let round = 1; round <= REPEAT; round++) {
+      process.stderr.write(`[bench] round ${round}/${REPEAT}\n`);
+      if (CASES.has('sha256') || CASES.has('checkpoint')) {
+        hex.openssl256 = opensslHex(r.add('openssl-sha256', timeCommand('openssl', ['dgst', '-sha256', file])).stdout);
+        r.add('job-sha256', await runJob(pairA, fileSource, ['sha256']));
+        if (big) r.add('job-sha256-ck1g', await runJob(big, fileSource, ['sha256']));
+      }
+      if (CASES.has('sha256')) {
+        r.add('sha256sum', timeCommand('sha256sum', [file]));
+        r.add('node-loop', await timeNodeHelper('node-loop.cjs', [file, 'sha256', String(CHUNK_BYTES), '1']));
+      }
+      if (CASES.has('sha512')) {
+        hex.openssl512 = opensslHex(r.add('openssl-sha512', timeCommand('openssl', ['dgst', '-sha512', file])).stdout);
+        r.add('job-sha512', await runJob(pairA, fileSource, ['sha512']));
+        r.add('job-sha256+sha512', await runJob(pairA, fileSource, ['sha256', 'sha512']));
+        if (!CASES.has('sha256')) r.add('job-sha256', await runJob(pairA, fileSource, ['sha256']));
+      }
+      if (CASES.has('multi')) {
+        hex.opensslMd5 = opensslHex(r.add('openssl-md5', timeCommand('openssl', ['dgst', '-md5', file])).stdout);
+        const md5 = r.add('job-md5', await runJob(pairA, fileSource, ['md5']));
+        const sha = r.add('job-sha256-m', await runJob(pairA, fileSource, ['sha256']));
+        const crc = r.add('job-crc64nvme', await runJob(pairA, fileSource, ['crc64nvme']));
+        r.add('three-jobs', { seconds: md5.seconds + sha.seconds + crc.seconds, rss: Math.max(md5.rss, sha.rss, crc.rss) });
+        r.add('job-multi', await runJob(pairA, fileSource, ['md5', 'sha256', 'crc64nvme']));
+      }
+      if (s3) {
+        r.add('s3-get', await timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key]));
+        r.add('job-s3-sha256', await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']));
+        r.add('job-sha256-f', await runJob(pairA, { type: 'file', path: s3File }, ['sha256']));
+      }
+    }
+
+    checkDigests(r, hex, file, s3File);
+    report(r, s3File ? S3_BYTES : BYTES);
   } finally {
-    if (api) await stopProcess(api);
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
-    const redis = new Redis(REDIS_URL);
+    await cleanUp(common, admin, Redis, s3);
+  }
+}
+
+/** Every digest is compared with an independent tool's (openssl) before any number is printed. */
+function checkDigests(r, hex, file, s3File) {
+  const check = (series, algorithm, expected) => {
+    for (const run of r.get(series)) {
+      const got = run.job?.digests?.[algorithm]?.hex ?? run.hex;
+      if (got !== expected) throw new Error(`${series}: ${algorithm} ${got} differs from openssl's ${expected}`);
+    }
+  };
+  for (const s of ['job-sha256', 'job-sha256-ck1g', 'node-loop', 'job-sha256+sha512', 'job-sha256-m', 'job-multi']) {
+    check(s, 'sha256', hex.openssl256);
+  }
+  for (const s of ['job-sha512', 'job-sha256+sha512']) check(s, 'sha512', hex.openssl512);
+  for (const s of ['job-md5', 'job-multi']) check(s, 'md5', hex.opensslMd5);
+  const crc = r.get('job-crc64nvme').map((run) => run.job.digests.crc64nvme.hex);
+  for (const run of r.get('job-multi')) {
+    if (run.job.digests.crc64nvme.hex !== crc[0]) throw new Error('crc64nvme differs between the one-pass job and its own job');
+  }
+  if (s3File) {
+    const expected = opensslHex(timeCommand('openssl', ['dgst', '-sha256', s3File]).stdout);
+    for (const s of ['job-s3-sha256', 'job-sha256-f']) check(s, 'sha256', expected);
+  }
+}
+
+function report(r, s3Bytes) {
+  const rate = (seconds, bytes = BYTES) => (bytes / seconds / 1e6).toFixed(0);
+  const perGiB = (seconds, bytes = BYTES) => ((seconds * GiB) / bytes).toFixed(3);
+  /** Per-round ratio peer/job (> 1: hashq faster): median and worst. */
+  const ratios = (job, peer) => {
+    const a = r.seconds(job);
+    const b = r.seconds(peer);
+    const each = a.map((s, i) => b[i] / s).filter(Number.isFinite);
+    return each.length ? `${fmtRatio(median(each))} (worst ${fmtRatio(Math.min(...each))})` : '';
+  };
+  const rows = [];
+  const row = (label, series, peer, bytes = BYTES) => {
+    const s = r.seconds(series);
+    if (s.length === 0) return;
+    const rss = r.get(series).map((e) => e.rss).filter((x) => x !== undefined);
+    rows.push([
+      label,
+      Math.min(...s).toFixed(3),
+      median(s).toFixed(3),
+      rate(median(s), bytes),
+      perGiB(median(s), bytes),
+      peer ? peer[0] : '',
+      peer ? ratios(series, peer[1]) : '',
+      rss.length ? Math.max(...rss).toFixed(0) : '',
+    ]);
+  };
+  console.log(`\nthroughput (job time = finishedAt - startedAt of the job; peers run back to back with it in each round; ratio = peer time / job time, > 1.00x: hashq faster)`);
+  row('openssl dgst -sha256', 'openssl-sha256');
+  row('sha256sum', 'sha256sum');
+  row('node fs + updateAsync loop, sha256', 'node-loop');
+  row('job sha256, checkpoint 64 MiB / 5 s', 'job-sha256', ['openssl -sha256', 'openssl-sha256']);
+  row('job sha256, checkpoint 64 MiB / 5 s', 'job-sha256', ['sha256sum', 'sha256sum']);
+  row('job sha256, checkpoint 64 MiB / 5 s', 'job-sha256', ['node loop', 'node-loop']);
+  row('job sha256, checkpoint 1 GiB', 'job-sha256-ck1g', ['openssl -sha256', 'openssl-sha256']);
+  row('openssl dgst -sha512', 'openssl-sha512');
+  row('job sha512', 'job-sha512', ['openssl -sha512', 'openssl-sha512']);
+  row('job sha256 + sha512 (one pass)', 'job-sha256+sha512', ['sha512 job', 'job-sha512']);
+  row('openssl dgst -md5', 'openssl-md5');
+  row('job md5', 'job-md5', ['openssl -md5', 'openssl-md5']);
+  row('job sha256', 'job-sha256-m');
+  row('job crc64nvme', 'job-crc64nvme');
+  row('3 jobs md5, sha256, crc64nvme (sum)', 'three-jobs');
+  row('job md5+sha256+crc64nvme (one pass)', 'job-multi', ['3 jobs', 'three-jobs']);
+  row('S3 GetObject, body drained (no hash)', 's3-get', null, s3Bytes);
+  row('job sha256, file', 'job-sha256-f', null, s3Bytes);
+  row('job sha256, S3 object (local s3rver)', 'job-s3-sha256', ['file job', 'job-sha256-f'], s3Bytes);
+  row('job sha256, S3 object (local s3rver)', 'job-s3-sha256', ['bare GET', 's3-get'], s3Bytes);
+  printTable(['case', 'min s', 'median s', 'MB/s', 's/GiB', 'peer', 'ratio to peer', 'RSS MiB'], rows);
+
+  console.log('\ntargets');
+  const targets = [];
+  const target = (label, value, goal) => value !== undefined && targets.push([label, value, goal]);
+  const perRound = (a, b, f) => {
+    const x = r.seconds(a);
+    const y = r.seconds(b);
+    const each = x.map((s, i) => f(s, y[i])).filter(Number.isFinite);
+    return each.length ? { median: median(each), worst: each } : undefined;
+  };
+  const pct = (v) => (v ? `${(median(v.worst) * 100).toFixed(1)} % (rounds: ${v.worst.map((x) => (x * 100).toFixed(1)).join(', ')})` : undefined);
+  const ratio = perRound('job-sha256', 'openssl-sha256', (job, peer) => peer / job);
+  target('job sha256 vs openssl dgst -sha256', ratio && `${fmtRatio(ratio.median)} (rounds: ${ratio.worst.map(fmtRatio).join(', ')})`, '>= 1.00x');
+  target('checkpoint overhead, 64 MiB vs 1 GiB', pct(perRound('job-sha256', 'job-sha256-ck1g', (a, b) => (a - b) / b)), '<= 3 %');
+  const slower = r.seconds('job-sha512').map((s, i) => Math.max(s, r.seconds('job-sha256')[i] ?? 0));
+  if (slower.length) {
+    const both = r.seconds('job-sha256+sha512');
+    const each = both.map((s, i) => (s - slower[i]) / slower[i]);
+    target('sha256+sha512 vs the slower alone', pct({ worst: each }), '<= 15 %');
+  }
+  target('md5+sha256+crc64nvme one pass vs 3 jobs', pct(perRound('job-multi', 'three-jobs', (a, b) => (a - b) / b)), 'below 0 %: one pass saves');
+  target('S3 job vs file job (same bytes)', (() => {
+    const v = perRound('job-s3-sha256', 'job-sha256-f', (a, b) => b / a);
+    return v && `${fmtRatio(v.median)} of the file job's throughput`;
+  })(), '');
+  const rss = [...r.series.values()].flat().map((e) => e.rss).filter((x) => x !== undefined);
+  target('worker peak RSS (any job)', rss.length ? `${Math.max(...rss).toFixed(0)} MiB` : undefined, 'bounded: chunk x buffers, not file size');
+  printTable(['', 'measured (median of rounds)', 'target'], targets);
+
+  phaseReport(r);
+}
+
+/** Where each job's time went, from the worker's 'finished' log record (medians over rounds, ms). */
+function phaseReport(r) {
+  const rows = [];
+  for (const [name, runs] of r.series) {
+    const traced = runs.filter((e) => e.trace?.phases);
+    if (!name.startsWith('job-') || traced.length === 0) continue;
+    const m = (f) => median(traced.map(f)).toFixed(0);
+    const p = (e) => e.trace.phases;
+    rows.push([
+      name.replace(/^job-/, ''),
+      m((e) => e.pickupMs),
+      m((e) => p(e).opened),
+      m((e) => p(e).started - p(e).opened),
+      m((e) => p(e).hashed - p(e).started),
+      m((e) => e.trace.ms.hash),
+      m((e) => e.trace.ms.readWait),
+      m((e) => e.trace.ms.writeWait),
+      m((e) => p(e).hashed - p(e).started - e.trace.ms.hash - e.trace.ms.readWait - e.trace.ms.writeWait),
+      `${m((e) => e.trace.checkpoints.count)} / ${m((e) => e.trace.checkpoints.ms)}`,
+      m((e) => p(e).finished - p(e).hashed),
+      m((e) => e.seconds * 1000),
+    ]);
+  }
+  if (rows.length === 0) return;
+  console.log('\nwhere the job time goes (ms, median of rounds; from the worker log; loop = read/hash/write pipeline)');
+  printTable(
+    ['job', 'pickup', 'lease→open', 'start', 'loop', 'hash', 'read wait', 'ckpt wait', 'loop other', 'ckpts n / ms', 'verify+final', 'job'],
+    rows,
+  );
+  console.log(
+    '  pickup = createdAt → startedAt (queue); lease→open = lease, hashers, source open; start = fenced start write;\n' +
+      '  hash = awaiting updateAsync; read wait = chunk not read yet when hashing was done; ckpt wait = a checkpoint\n' +
+      '  still committing when the next was due; loop other = JS between chunks; ckpts = committed checkpoints and the\n' +
+      '  sum of their commit times (behind the hashing); verify+final = source re-check and the final fenced write.',
+  );
+}
+
+async function cleanUp(common, admin, Redis, s3) {
+  await Promise.all(common.pairs.flatMap((pair) => [stopProcess(pair.worker), stopProcess(pair.api)]));
+  for (const pair of common.pairs) await admin.query(`DROP DATABASE IF EXISTS ${pair.database} WITH (FORCE)`);
+  await admin.end();
+  const redis = new Redis(REDIS_URL);
+  for (const pair of common.pairs) {
     let cursor = '0';
     do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.QUEUE_PREFIX}:*`, 'COUNT', 500);
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${pair.prefix}:*`, 'COUNT', 500);
       if (keys.length) await redis.del(...keys);
       cursor = next;
     } while (cursor !== '0');
-    redis.disconnect();
   }
+  redis.disconnect();
+  if (s3) await s3.stop();
 }
 
 main().catch((err) => {
