@@ -13,6 +13,8 @@
  * ~390 (its schedule has twice the instructions and spills registers).
  * Scheduling two blocks at once in 256-bit registers, as OpenSSL does, gave
  * the avx2 instance only ~3 % here for twice the code, so it was left out.
+ * Unrolling the loop over chunks made the avx2 instance 5 % faster (~375)
+ * and the avx512vl one 5 % slower, so only the avx2 one is unrolled.
  */
 #include "sha512_rounds.h"
 
@@ -43,11 +45,13 @@ static inline HQ_AVX2 __m128i ssig1_avx2(__m128i x) {
 #define SHA512_VEC_TARGET HQ_AVX2
 #define SSIG0(x) ssig0_avx2(x, rot8)
 #define SSIG1(x) ssig1_avx2(x)
+#define SHA512_VEC_CHUNK_LOOP _Pragma("GCC unroll 4")
 #include "sha512_vec.h"
 #undef SHA512_VEC_FN
 #undef SHA512_VEC_TARGET
 #undef SSIG0
 #undef SSIG1
+#undef SHA512_VEC_CHUNK_LOOP
 
 /* 0x96: the truth table of x ^ y ^ z */
 static inline HQ_AVX512VL __m128i ssig0_avx512(__m128i x) {
@@ -64,9 +68,11 @@ static inline HQ_AVX512VL __m128i ssig1_avx512(__m128i x) {
 #define SHA512_VEC_TARGET HQ_AVX512VL
 #define SSIG0(x) ssig0_avx512(x)
 #define SSIG1(x) ssig1_avx512(x)
+#define SHA512_VEC_CHUNK_LOOP _Pragma("GCC unroll 1")
 #include "sha512_vec.h"
 #undef SHA512_VEC_FN
 #undef SHA512_VEC_TARGET
 #undef SSIG0
 #undef SSIG1
+#undef SHA512_VEC_CHUNK_LOOP
 #endif

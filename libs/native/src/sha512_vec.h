@@ -5,6 +5,9 @@
  *   SHA512_VEC_TARGET  its target attribute,
  *   SSIG0(x), SSIG1(x) sigma0 and sigma1 (§4.1.3) on both 64-bit lanes of an
  *                      __m128i (SSIG0 may use the local `rot8`),
+ *   SHA512_VEC_CHUNK_LOOP  _Pragma("GCC unroll 1") or ("GCC unroll 4"): the
+ *                      loop over chunks rolled or unrolled (which is faster
+ *                      depends on the instance; see sha512_avx2.c),
  * and gets SHA512_VEC_FN(hq_ctx *, const uint8_t *in, size_t n).
  *
  * The scalar rounds of sha512_rounds.h read K[t] + W[t] from a 16-word
@@ -85,7 +88,7 @@ SHA512_VEC_TARGET void SHA512_VEC_FN(hq_ctx *ctx, const uint8_t *in,
   for (;;) {
     uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
     uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
-#pragma GCC unroll 1
+    SHA512_VEC_CHUNK_LOOP
     for (int t = 16; t < 80; t += 16) {
       nxt = cur == wk ? wk + 16 : wk;
       CHUNK16(EXPAND2, t);
