@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import type { DigestValue, JobOptions } from '@hashq/jobs';
+import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
 
 /** A job row as the worker sees it right after taking the lease. */
 export interface LeasedJob {
@@ -36,6 +37,12 @@ export interface JobError {
   message: string;
   details?: unknown;
 }
+
+/** OutageRetryPolicy whose callbacks also learn the job. */
+export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered'> & {
+  onRetry?(error: unknown, attempt: number, delayMs: number, elapsedMs: number, job: LeasedJob): void;
+  onRecovered?(attempts: number, elapsedMs: number, job: LeasedJob): void;
+};
 
 /**
  * The job's fence moved on (another worker owns it now) or the job left
@@ -73,10 +80,17 @@ export class CheckpointStore {
   private readonly jobs: string;
   private readonly states: string;
 
+  /**
+   * `outage`: how heartbeats and checkpoints ride out a PostgreSQL outage (see
+   * retryWhileUnavailable); without it a failed write fails at once. Only connection
+   * errors are retried, and a retry is the very same fenced statement, so a worker
+   * whose lease was taken over meanwhile still writes nothing (LeaseLostError).
+   */
   constructor(
     private readonly db: DataSource,
     schema: string,
     private readonly leaseSeconds: number,
+    private readonly outage?: StoreOutagePolicy,
   ) {
     const quoted = `"${schema.replace(/"/g, '""')}"`;
     this.jobs = `${quoted}.jobs`;
@@ -136,11 +150,13 @@ export class CheckpointStore {
    * `greatest`: a heartbeat may commit after a later checkpoint of the same attempt.
    */
   heartbeat(job: LeasedJob, progress: { bytesDone: number; bytesRead: number }): Promise<{ cancelRequested: boolean }> {
-    return this.fenced(
-      job,
-      `bytes_done = greatest(bytes_done, $3), bytes_read = greatest(bytes_read, $4),
-       lease_expires_at = now() + make_interval(secs => $5)`,
-      [progress.bytesDone, progress.bytesRead, this.leaseSeconds],
+    return this.retrying(job, () =>
+      this.fenced(
+        job,
+        `bytes_done = greatest(bytes_done, $3), bytes_read = greatest(bytes_read, $4),
+         lease_expires_at = now() + make_interval(secs => $5)`,
+        [progress.bytesDone, progress.bytesRead, this.leaseSeconds],
+      ),
     );
   }
 
@@ -151,6 +167,18 @@ export class CheckpointStore {
    */
   save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
     const algorithms = [...checkpoint.states.keys()];
+    // Retried only while the job stays 'running' (a release that committed but whose answer was
+    // lost would look like a lost lease on the retry); the checkpoint itself is idempotent.
+    if (!release) return this.retrying(job, () => this.write(job, checkpoint, algorithms, false));
+    return this.write(job, checkpoint, algorithms, true);
+  }
+
+  private write(
+    job: LeasedJob,
+    checkpoint: Checkpoint,
+    algorithms: string[],
+    release: boolean,
+  ): Promise<{ cancelRequested: boolean }> {
     return this.fenced(
       job,
       `checkpoint_offset = $3, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
@@ -225,6 +253,17 @@ export class CheckpointStore {
     );
   }
 
+  /** The write, retried through a PostgreSQL outage when a policy is set (idempotent writes only). */
+  private retrying<T>(job: LeasedJob, write: () => Promise<T>): Promise<T> {
+    if (!this.outage || this.outage.maxMs <= 0) return write();
+    const policy = this.outage;
+    return retryWhileUnavailable(write, {
+      ...policy,
+      onRetry: (error, attempt, delayMs, elapsedMs) => policy.onRetry?.(error, attempt, delayMs, elapsedMs, job),
+      onRecovered: (attempts, elapsedMs) => policy.onRecovered?.(attempts, elapsedMs, job),
+    });
+  }
+
   /**
    * One guarded UPDATE ($1 = id, $2 = fence, then the caller's parameters),
    * optionally with a companion statement that runs in the same statement (so
@@ -254,6 +293,27 @@ export class CheckpointStore {
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+// SQLSTATE class 08 (connection exception), 57P01..57P03 (admin/crash shutdown, cannot connect now),
+// 53300 (too many connections).
+const SQLSTATES = /^(08...|57P0[123]|53300)$/;
+const MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|connection (is )?(closed|terminated)|Client has encountered a connection error|not currently accepting connections|the database system is (starting up|shutting down)/i;
+
+/**
+ * True when PostgreSQL could not be reached or dropped the connection (the statement may or
+ * may not have run): worth retrying the same idempotent statement. A lost lease, a
+ * constraint violation or any other answer of the server is not.
+ */
+export function isConnectionError(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4 || err instanceof LeaseLostError) return false;
+  const e = err as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || SQLSTATES.test(e.code))) return true;
+  if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner, depth + 1))) return true; // AggregateError
+  return isConnectionError(e.driverError, depth + 1) || isConnectionError(e.cause, depth + 1);
 }
 
 /** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL, plain rows for SELECT. */

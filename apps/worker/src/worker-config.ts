@@ -11,6 +11,11 @@ export interface WorkerSettings {
   maxStalledCount: number;
   /** A stopping worker exits after this long even if its job did not release. */
   shutdownTimeoutMs: number;
+  /**
+   * PostgreSQL outage: how long one heartbeat/checkpoint write is retried (capped exponential
+   * backoff, the hash states kept in memory) before the attempt fails; 0 = no retries.
+   */
+  pgOutageMaxMs: number;
 }
 
 export const WORKER_SETTINGS = Symbol('WORKER_SETTINGS');
@@ -31,5 +36,6 @@ export function loadWorkerSettings(env: NodeJS.ProcessEnv = process.env): Worker
     stalledIntervalMs: integer(env, 'WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
     maxStalledCount: integer(env, 'WORKER_MAX_STALLED_COUNT', 10, 0, 1_000),
     shutdownTimeoutMs: integer(env, 'WORKER_SHUTDOWN_TIMEOUT_MS', 9_000, 100, 60_000),
+    pgOutageMaxMs: integer(env, 'PG_OUTAGE_MAX_SECONDS', 300, 0, 86_400) * 1000,
   };
 }

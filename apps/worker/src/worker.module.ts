@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
-import { CheckpointStore } from './checkpoint-store.js';
+import { CheckpointStore, isConnectionError } from './checkpoint-store.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
@@ -26,6 +26,12 @@ export function redisConnection(redisUrl: string) {
     tls: url.protocol === 'rediss:' ? {} : undefined,
     maxRetriesPerRequest: null,
   };
+}
+
+/** Message and code only: a pg error may carry the client and its connection settings. */
+function errorSummary(error: unknown) {
+  const e = error as { message?: unknown; code?: unknown };
+  return { message: String(e?.message ?? error), code: typeof e?.code === 'string' ? e.code : undefined };
 }
 
 @Module({})
@@ -51,9 +57,22 @@ export class WorkerModule {
         { provide: WORKER_SETTINGS, useValue: settings },
         {
           provide: CheckpointStore,
-          inject: [getDataSourceToken(), HASHQ_CONFIG],
-          useFactory: (dataSource: DataSource, config: HashqConfig) =>
-            new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds),
+          inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
+          useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) =>
+            new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
+              // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
+              maxMs: settings.pgOutageMaxMs,
+              initialDelayMs: 200,
+              maxDelayMs: 5000,
+              isTransient: isConnectionError,
+              onRetry: (error, attempt, delayMs, elapsedMs, job) =>
+                log.warn(
+                  { jobId: job.id, fence: job.fence, attempt, delayMs, elapsedMs, err: errorSummary(error) },
+                  'database unavailable: retrying the write',
+                ),
+              onRecovered: (attempts, elapsedMs, job) =>
+                log.info({ jobId: job.id, fence: job.fence, attempts, elapsedMs }, 'database back: write committed'),
+            }),
         },
         {
           provide: SourceFactory,
