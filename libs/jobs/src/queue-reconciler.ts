@@ -49,7 +49,7 @@ export class JobQueueReconciler {
     this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.running?.catch(() => undefined);
+    while (this.running) await this.running.catch(() => undefined);
   }
 
   /** Nest lifecycle (when provided as a Nest provider). */
@@ -61,8 +61,25 @@ export class JobQueueReconciler {
     await this.stop();
   }
 
-  /** Re-enqueues the jobs that need it; returns how many. */
+  /**
+   * One round: re-enqueues the jobs that need it and returns how many. Rounds of one process never
+   * overlap: a call during a round in progress waits for it first, and counts what it restored too.
+   */
   async reconcile(): Promise<number> {
+    const previous = this.running;
+    const earlier = previous ? await previous.catch(() => 0) : 0;
+    while (this.running) await this.running.catch(() => 0); // another caller got in first
+    if (this.stopped) return earlier;
+    const round = this.round();
+    this.running = round;
+    try {
+      return earlier + (await round);
+    } finally {
+      if (this.running === round) this.running = undefined;
+    }
+  }
+
+  private async round(): Promise<number> {
     let restored = 0;
     for (const id of await this.jobs.dispatchableIds()) {
       if (this.stopped) break;
@@ -98,15 +115,13 @@ export class JobQueueReconciler {
     }
   }
 
+  /** The timer's round: skipped while one runs, errors logged (the next round retries). */
   private async reconcileQuietly(): Promise<void> {
     if (this.running || this.stopped) return;
-    this.running = this.reconcile();
     try {
-      await this.running;
+      await this.reconcile();
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'queue reconciliation failed; retrying later');
-    } finally {
-      this.running = undefined;
     }
   }
 }
