@@ -13,8 +13,8 @@
 /* Instruction order as in ascon_bmi.c (which see): Zen scheduling measured
  * about 4 % fewer ticks per byte for the portable x86-64 build too. Before
  * ascon_perm.h includes internal.h, so that its inline helpers match. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC target("tune=znver2")
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__)
+#pragma GCC target("tune=znver1")
 #pragma GCC optimize("schedule-insns", "sched-pressure")
 #endif
 #define ASCON_TARGET static

@@ -9,11 +9,12 @@
  * leaves the ALUs idle more often than its Zen models do. Scheduling for
  * Zen (tune= changes only the order of the instructions, not which ones
  * may be used) with pre-allocation scheduling measured 4-5 % fewer ticks
- * per byte on the AMD EPYC (Zen 5) this was written on (bench/c). Set before
+ * per byte on the AMD EPYC (Zen 5) this was written on (bench/c; znver1,
+ * 2 and 3 measured alike, znver1 is known to GCC since 6). Set before
  * internal.h so that its inline helpers get the same target and inline.
  */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#pragma GCC target("bmi,bmi2,tune=znver2")
+#if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__)
+#pragma GCC target("bmi,bmi2,tune=znver1")
 #pragma GCC optimize("schedule-insns", "sched-pressure")
 #endif
 #include "internal.h"
