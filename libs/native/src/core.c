@@ -67,6 +67,14 @@ long hq_final(const hq_ctx *c, uint8_t *out, size_t outlen) {
 
 long hq_hash(int id, const uint8_t *data, size_t len, const uint8_t *custom,
              size_t custom_len, uint8_t *out, size_t outlen) {
+  const hq_algo *o = hq_algo_by_id(id);
+  if (o && o->oneshot && !custom_len) {
+    if (!outlen) outlen = o->info.digest_len;
+    if (!o->info.xof && outlen != o->info.digest_len) return -HQ_ERR_BAD_ARGUMENT;
+    if (outlen > HQ_OUTLEN_MAX) return -HQ_ERR_BAD_ARGUMENT;
+    o->oneshot(data, len, out, outlen);
+    return (long)outlen;
+  }
   hq_ctx c;
   int rc = hq_init(&c, id, custom, custom_len, 0);
   if (rc) return rc;

@@ -111,6 +111,9 @@ struct hq_algo {
   /* Optional extra validation of a loaded state: 0 if valid. */
   int (*check)(const hq_ctx *c);
   const char *impl; /* set by select; "portable" by default */
+  /* Optional: all of hq_hash for a message without customization string,
+   * outlen already validated (a one-shot that skips the context). */
+  void (*oneshot)(const uint8_t *in, size_t len, uint8_t *out, size_t outlen);
 };
 
 /* Registry (registry.c). NULL for ids with no implementation. */

@@ -36,25 +36,23 @@ static void keccak_init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
   (void)custom_len;
 }
 
-/* Pad the buffered tail (domain bits + pad10*1, FIPS 202 §5.1, §6), absorb
- * it and squeeze outlen bytes. */
-static void keccak_final(hq_ctx *c, uint8_t *out, size_t outlen,
-                         unsigned rate, uint8_t domain) {
-  uint64_t *s = c->s.w64;
-  /* XOR the tail and the padding into the lanes directly: whole lanes of
-   * the tail, then the lane it ends in with the domain byte after its
-   * last byte (no memset of the rest of the block). */
-  size_t n = c->buffered, full = n / 8, i;
-  for (i = 0; i < full; i++) s[i] ^= hq_load64_le(c->buf + 8 * i);
+/* Pad a tail of n < rate bytes (domain bits + pad10*1, FIPS 202 §5.1,
+ * §6), absorb it into s and squeeze outlen bytes. The tail and the padding
+ * are XORed into the lanes directly: whole lanes of the tail, then the
+ * lane it ends in with the domain byte after its last byte. */
+static void keccak_pad_squeeze(uint64_t *s, const uint8_t *tail, size_t n,
+                               uint8_t *out, size_t outlen, unsigned rate,
+                               uint8_t domain) {
+  size_t full = n / 8, i;
+  for (i = 0; i < full; i++) s[i] ^= hq_load64_le(tail + 8 * i);
   uint64_t last = (uint64_t)domain << (8 * (n % 8));
-  for (i = 8 * full; i < n; i++)
-    last ^= (uint64_t)c->buf[i] << (8 * (i % 8));
+  for (i = 8 * full; i < n; i++) last ^= (uint64_t)tail[i] << (8 * (i % 8));
   s[full] ^= last;
   s[rate / 8 - 1] ^= 0x8000000000000000ull;
   for (;;) {
     keccak_f1600(s);
-    size_t take = outlen < rate ? outlen : rate, i = 0;
-    for (; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
+    size_t take = outlen < rate ? outlen : rate;
+    for (i = 0; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
     for (; i < take; i++) out[i] = (uint8_t)(s[i / 8] >> (8 * (i % 8)));
     out += take;
     outlen -= take;
@@ -62,20 +60,49 @@ static void keccak_final(hq_ctx *c, uint8_t *out, size_t outlen,
   }
 }
 
+static void keccak_final(hq_ctx *c, uint8_t *out, size_t outlen,
+                         unsigned rate, uint8_t domain) {
+  keccak_pad_squeeze(c->s.w64, c->buf, c->buffered, out, outlen, rate,
+                     domain);
+}
+
+/* hq_hash without a context: the zero state, the whole blocks straight
+ * from the input, the tail padded from the input too (no init, no copy
+ * into the block buffer, no memset of the 392-byte context). */
+static inline void keccak_oneshot(const hq_algo *a, const uint8_t *in,
+                                  size_t len, uint8_t *out, size_t outlen,
+                                  unsigned rate, uint8_t domain) {
+  hq_ctx c; /* the block functions use c.s only */
+  uint64_t *s = c.s.w64;
+#define KECCAK_ZERO(i) s[i] = 0;
+  KECCAK_ZERO(0) KECCAK_ZERO(1) KECCAK_ZERO(2) KECCAK_ZERO(3) KECCAK_ZERO(4)
+  KECCAK_ZERO(5) KECCAK_ZERO(6) KECCAK_ZERO(7) KECCAK_ZERO(8) KECCAK_ZERO(9)
+  KECCAK_ZERO(10) KECCAK_ZERO(11) KECCAK_ZERO(12) KECCAK_ZERO(13)
+  KECCAK_ZERO(14) KECCAK_ZERO(15) KECCAK_ZERO(16) KECCAK_ZERO(17)
+  KECCAK_ZERO(18) KECCAK_ZERO(19) KECCAK_ZERO(20) KECCAK_ZERO(21)
+  KECCAK_ZERO(22) KECCAK_ZERO(23) KECCAK_ZERO(24)
+#undef KECCAK_ZERO
+  size_t n = len / rate;
+  if (n) a->blocks(&c, in, n);
+  keccak_pad_squeeze(s, in + n * rate, len - n * rate, out, outlen, rate,
+                     domain);
+}
+
 /* SHA3 appends the bits 01, SHAKE 1111 (FIPS 202 §6.1, §6.2): with the
  * first padding bit, the bytes 0x06 and 0x1F. */
-static void sha3_256_final(hq_ctx *c, uint8_t *out, size_t len) {
-  keccak_final(c, out, len, 136, 0x06);
-}
-static void sha3_512_final(hq_ctx *c, uint8_t *out, size_t len) {
-  keccak_final(c, out, len, 72, 0x06);
-}
-static void shake128_final(hq_ctx *c, uint8_t *out, size_t len) {
-  keccak_final(c, out, len, 168, 0x1F);
-}
-static void shake256_final(hq_ctx *c, uint8_t *out, size_t len) {
-  keccak_final(c, out, len, 136, 0x1F);
-}
+#define KECCAK_FINALS(var, rate, domain)                                  \
+  extern hq_algo hq_algo_##var;                                           \
+  static void var##_final(hq_ctx *c, uint8_t *out, size_t len) {          \
+    keccak_final(c, out, len, rate, domain);                              \
+  }                                                                       \
+  static void var##_oneshot(const uint8_t *in, size_t len, uint8_t *out,  \
+                            size_t outlen) {                              \
+    keccak_oneshot(&hq_algo_##var, in, len, out, outlen, rate, domain);   \
+  }
+KECCAK_FINALS(sha3_256, 136, 0x06)
+KECCAK_FINALS(sha3_512, 72, 0x06)
+KECCAK_FINALS(shake128, 168, 0x1F)
+KECCAK_FINALS(shake256, 136, 0x1F)
 
 /* Pick the AVX-512VL build where the CPU (and OS) has it, else the
  * BMI1/BMI2 build where the CPU has both. */
@@ -109,19 +136,20 @@ KECCAK_SELECT(72)
 KECCAK_SELECT(136)
 KECCAK_SELECT(168)
 
-#define KECCAK_ALGO(var, id, name, dlen, rate, xof, fin)                   \
+#define KECCAK_ALGO(var, id, name, dlen, rate, xof)                        \
   hq_algo hq_algo_##var = {                                                \
       .info = {id, name, dlen, rate, xof, 0, "FIPS 202"},                  \
       .word_size = 8,                                                      \
       .state_words = 25,                                                   \
       .init = keccak_init,                                                 \
       .blocks = keccak_blocks_r##rate##_portable,                          \
-      .final = fin,                                                        \
+      .final = var##_final,                                                \
+      .oneshot = var##_oneshot,                                            \
       .select = select_r##rate,                                            \
       .impl = "portable",                                                  \
   };
 
-KECCAK_ALGO(sha3_256, HQ_SHA3_256, "sha3-256", 32, 136, 0, sha3_256_final)
-KECCAK_ALGO(sha3_512, HQ_SHA3_512, "sha3-512", 64, 72, 0, sha3_512_final)
-KECCAK_ALGO(shake128, HQ_SHAKE128, "shake128", 32, 168, 1, shake128_final)
-KECCAK_ALGO(shake256, HQ_SHAKE256, "shake256", 32, 136, 1, shake256_final)
+KECCAK_ALGO(sha3_256, HQ_SHA3_256, "sha3-256", 32, 136, 0)
+KECCAK_ALGO(sha3_512, HQ_SHA3_512, "sha3-512", 64, 72, 0)
+KECCAK_ALGO(shake128, HQ_SHAKE128, "shake128", 32, 168, 1)
+KECCAK_ALGO(shake256, HQ_SHAKE256, "shake256", 32, 136, 1)
