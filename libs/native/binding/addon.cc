@@ -44,7 +44,8 @@ struct Bytes {
   size_t len = 0;
 };
 
-bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
+// A TypedArray's bytes, without throwing when v is none.
+bool IsTypedArray(napi_env env, napi_value v, Bytes *out) {
   napi_typedarray_type type;
   size_t count;
   void *data;
@@ -65,6 +66,12 @@ bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
     out->len = count * elem;
     return true;
   }
+  return false;
+}
+
+bool GetBytes(Napi::Env env, napi_value v, Bytes *out, const char *what) {
+  if (IsTypedArray(env, v, out)) return true;
+  void *data;
   bool is = false;
   if (napi_is_dataview(env, v, &is) == napi_ok && is) {
     size_t len;
@@ -293,14 +300,19 @@ Napi::Value Hash(const Napi::CallbackInfo &info) {
       !GetBytes(env, info[4], &custom, "customization"))
     return env.Undefined();
   long rc = 0;
-  if (info[1].IsString()) {
+  Bytes in;
+  // Bytes first: one N-API call for the common case (GetBytes asks for a
+  // TypedArray before anything else), the string check only after it.
+  if (IsTypedArray(env, info[1], &in)) {
+    rc = hq_hash(static_cast<int>(id), in.data, in.len, custom.data,
+                 custom.len, out, outlen);
+  } else if (info[1].IsString()) {
     if (!WithString(env, info[1], [&](const uint8_t *p, size_t n) {
           rc = hq_hash(static_cast<int>(id), p, n, custom.data, custom.len,
                        out, outlen);
         }))
       return env.Undefined();
   } else {
-    Bytes in;
     if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
     rc = hq_hash(static_cast<int>(id), in.data, in.len, custom.data,
                  custom.len, out, outlen);

@@ -439,7 +439,8 @@ export function createHasher(name: AlgorithmName | string, options?: HasherOptio
 
 /** Hashes `data` in one call. */
 export function hash(name: AlgorithmName | string, data: Input, options?: HashOptions): Buffer {
-  const info = lookup(name);
+  // the exact name first, without a call (a one-shot of 64 bytes is ~300 ns)
+  const info = byName.get(name) ?? lookup(name);
   if (options === undefined) {
     const out = Buffer.allocUnsafe(info.digestLength);
     native.hash(info.id, data, out, 0);
