@@ -154,6 +154,35 @@ static void sha512_final(hq_ctx *c, uint8_t *out, size_t outlen) {
     store64_be(out + 8 * i, c->s.w64[i]);
 }
 
+/* hq_hash without a context to initialize (hq_algo.oneshot): the whole
+ * blocks straight from the input, the tail through sha512_final. Only the
+ * fields the block function and sha512_final read are set. */
+static void sha512_oneshot(const hq_algo *a, const uint64_t iv[8],
+                           const uint8_t *in, size_t len, uint8_t *out,
+                           size_t outlen) {
+  hq_ctx c;
+  size_t n = len / 128, tail = len % 128;
+  c.algo = (uint32_t)a->info.id;
+  memcpy(c.s.w64, iv, 64);
+  if (n) a->blocks(&c, in, n);
+  c.total = len;
+  c.buffered = (uint32_t)tail;
+  memcpy(c.buf, in + 128 * n, tail);
+  sha512_final(&c, out, outlen);
+}
+
+extern hq_algo hq_algo_sha384, hq_algo_sha512;
+
+static void oneshot384(const uint8_t *in, size_t len, uint8_t *out,
+                       size_t outlen) {
+  sha512_oneshot(&hq_algo_sha384, IV384, in, len, out, outlen);
+}
+
+static void oneshot512(const uint8_t *in, size_t len, uint8_t *out,
+                       size_t outlen) {
+  sha512_oneshot(&hq_algo_sha512, IV512, in, len, out, outlen);
+}
+
 static void sha512_select(hq_algo *self, uint32_t cpu) {
   self->blocks = sha512_blocks_portable;
   self->impl = "portable";
@@ -176,10 +205,11 @@ hq_algo hq_algo_sha384 = {
     .info = {HQ_SHA384, "sha384", 48, 128, 0, 0, "FIPS 180-4"},
     .word_size = 8, .state_words = 8,
     .init = init384, .blocks = sha512_blocks_portable, .final = sha512_final,
-    .select = sha512_select, .impl = "portable"};
+    .select = sha512_select, .oneshot = oneshot384, .impl = "portable"};
 
 hq_algo hq_algo_sha512 = {
     .info = {HQ_SHA512, "sha512", 64, 128, 0, 0, "FIPS 180-4"},
     .word_size = 8, .state_words = 8,
     .init = init512, .blocks = sha512_blocks_portable,
-    .final = sha512_final, .select = sha512_select, .impl = "portable"};
+    .final = sha512_final, .select = sha512_select, .oneshot = oneshot512,
+    .impl = "portable"};
