@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -34,6 +35,23 @@ function errorSummary(error: unknown) {
   return { message: String(e?.message ?? error), code: typeof e?.code === 'string' ? e.code : undefined };
 }
 
+/**
+ * Every pooled pg client gets a permanent 'error' listener. pg-pool listens while a client is
+ * idle and TypeORM while it runs a query, but a connection the server terminates in between
+ * (pg_terminate_backend, a restart: seen with repeated terminations mid-job) emits 'error' on a
+ * client nobody listens to, and an EventEmitter throws that: the worker process died. The query
+ * that uses such a client fails with a connection error (retried like any other), and pg-pool
+ * drops the client when it is released.
+ */
+function guardPoolClients(dataSource: DataSource, log: Logger): void {
+  const pool = (dataSource.driver as unknown as { master?: EventEmitter & { _clients?: EventEmitter[] } }).master;
+  if (!pool) return;
+  const guard = (client: EventEmitter) =>
+    client.on('error', (err: Error) => log.debug({ err: errorSummary(err) }, 'postgres client error'));
+  for (const client of pool._clients ?? []) guard(client);
+  pool.on('connect', guard);
+}
+
 @Module({})
 export class WorkerModule {
   static register(settings: WorkerSettings, logger: Logger): DynamicModule {
@@ -58,8 +76,9 @@ export class WorkerModule {
         {
           provide: CheckpointStore,
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
-          useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) =>
-            new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
+          useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
+            guardPoolClients(dataSource, log);
+            return new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
               // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
               maxMs: settings.pgOutageMaxMs,
               initialDelayMs: 200,
@@ -72,7 +91,8 @@ export class WorkerModule {
                 ),
               onRecovered: (attempts, elapsedMs, job) =>
                 log.info({ jobId: job.id, fence: job.fence, attempts, elapsedMs }, 'database back: write committed'),
-            }),
+            });
+          },
         },
         {
           provide: SourceFactory,
