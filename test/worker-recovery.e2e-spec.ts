@@ -138,7 +138,9 @@ describe('worker recovery (real processes)', () => {
   it('a PostgreSQL connection killed mid-job is a transient error: retried with backoff, resumed from the checkpoint', async () => {
     const path = await env.createFile('pg-loss.bin', 192);
     const id = await env.submit(path, ['sha256']);
-    const worker = env.startWorker(settings);
+    // Writes are not retried in-process here (PG_OUTAGE_MAX_SECONDS=0): this is the path taken once
+    // those retries are exhausted (the in-process retries: test/durability-pg-outage.e2e-spec.ts).
+    const worker = env.startWorker({ ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
     await worker.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
     // Every session of the test's own database but this one, again and again until a statement of
     // the worker was cut mid-flight (an idle pooled connection is simply replaced, unnoticed).
