@@ -129,6 +129,30 @@ function resetPeakRss(pid) {
   }
 }
 
+/**
+ * CPU time (user + system, all threads, in seconds) of processes; a load-independent cost: on a
+ * shared machine wall times vary with the neighbours, the CPU a job costs much less. Tick
+ * resolution (getconf CLK_TCK, 100 here).
+ */
+function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100;
+}
+
+/** PostgreSQL backends serving a database (their CPU is part of what a checkpoint costs). */
+async function backendPids(admin, database) {
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  return rows.map((row) => row.pid);
+}
+
 /** Peak resident set size (VmHWM) of a live process, in MiB. */
 function peakRssMiB(pid) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -156,7 +180,7 @@ async function startPair(name, common, workerEnv, admin) {
   const database = `${common.id}_${name}`;
   const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
   await admin.query(`CREATE DATABASE ${database}`);
-  const pair = { name, database, prefix: database, api: null, worker: null };
+  const pair = { name, database, prefix: database, admin, api: null, worker: null };
   common.pairs.push(pair);
   await runMigrations({ databaseUrl, databaseSchema: 'public' });
   const port = await freePort();
@@ -194,6 +218,8 @@ async function retrying(request) {
 /** Submits a job, waits for it; times come from the job's own timestamps. */
 async function runJob(pair, source, algorithms) {
   resetPeakRss(pair.worker.pid);
+  const pgPids = await backendPids(pair.admin, pair.database);
+  const cpuBefore = { worker: cpuSeconds([pair.worker.pid]), pg: cpuSeconds(pgPids) };
   // An idempotency key makes the retry of a submit whose connection broke safe (same key: same job).
   const key = randomBytes(8).toString('hex');
   const res = await retrying(() =>
@@ -213,7 +239,12 @@ async function runJob(pair, source, algorithms) {
       const started = Date.parse(job.startedAt);
       const finished = Date.parse(job.finishedAt);
       for (let i = 0; i < 20 && !pair.worker.records.has(id); i++) await sleep(25); // the log line may trail
+      const workerCpu = cpuSeconds([pair.worker.pid]) - cpuBefore.worker;
+      const newPids = (await backendPids(pair.admin, pair.database)).filter((pid) => !pgPids.includes(pid));
+      const pgCpu = cpuSeconds(pgPids) - cpuBefore.pg + cpuSeconds(newPids);
       return {
+        workerCpu,
+        pgCpu,
         seconds: (finished - started) / 1000,
         pickupMs: started - created,
         job,
@@ -296,8 +327,9 @@ async function main() {
       process.stderr.write(`[bench] round ${round}/${REPEAT}\n`);
       if (CASES.has('sha256') || CASES.has('checkpoint')) {
         hex.openssl256 = opensslHex(r.add('openssl-sha256', timeCommand('openssl', ['dgst', '-sha256', file])).stdout);
-        r.add('job-sha256', await runJob(pairA, fileSource, ['sha256']));
-        if (big) r.add('job-sha256-ck1g', await runJob(big, fileSource, ['sha256']));
+        // The two checkpoint settings in turns (odd rounds 64 MiB first, even rounds 1 GiB first).
+        const order = round % 2 === 1 || !big ? [[pairA, 'job-sha256'], [big, 'job-sha256-ck1g']] : [[big, 'job-sha256-ck1g'], [pairA, 'job-sha256']];
+        for (const [pair, series] of order) if (pair) r.add(series, await runJob(pair, fileSource, ['sha256']));
       }
       if (CASES.has('sha256')) {
         r.add('sha256sum', timeCommand('sha256sum', [file]));
@@ -416,6 +448,13 @@ function report(r, s3Bytes) {
   const ratio = perRound('job-sha256', 'openssl-sha256', (job, peer) => peer / job);
   target('job sha256 vs openssl dgst -sha256', ratio && `${fmtRatio(ratio.median)} (rounds: ${ratio.worst.map(fmtRatio).join(', ')})`, '>= 1.00x');
   target('checkpoint overhead, 64 MiB vs 1 GiB', pct(perRound('job-sha256', 'job-sha256-ck1g', (a, b) => (a - b) / b)), '<= 3 %');
+  const cpu = (name) => r.get(name).map((e) => e.workerCpu + e.pgCpu);
+  const cpu64 = cpu('job-sha256');
+  const cpu1g = cpu('job-sha256-ck1g');
+  if (cpu1g.length) {
+    const each = cpu1g.map((b, i) => (cpu64[i] - b) / b);
+    target('  the same in CPU time (worker + PG)', pct({ worst: each }), 'load-independent view');
+  }
   const slower = r.seconds('job-sha512').map((s, i) => Math.max(s, r.seconds('job-sha256')[i] ?? 0));
   if (slower.length) {
     const both = r.seconds('job-sha256+sha512');
@@ -455,19 +494,22 @@ function phaseReport(r) {
       `${m((e) => e.trace.checkpoints.count)} / ${m((e) => e.trace.checkpoints.ms)}`,
       m((e) => p(e).finished - p(e).hashed),
       m((e) => e.seconds * 1000),
+      m((e) => e.workerCpu * 1000),
+      m((e) => e.pgCpu * 1000),
     ]);
   }
   if (rows.length === 0) return;
   console.log('\nwhere the job time goes (ms, median of rounds; from the worker log; loop = read/hash/write pipeline)');
   printTable(
-    ['job', 'pickup', 'lease→open', 'start', 'loop', 'hash', 'read wait', 'ckpt wait', 'loop other', 'ckpts n / ms', 'verify+final', 'job'],
+    ['job', 'pickup', 'lease→open', 'start', 'loop', 'hash', 'read wait', 'ckpt wait', 'loop other', 'ckpts n / ms', 'verify+final', 'job', 'worker CPU', 'PG CPU'],
     rows,
   );
   console.log(
     '  pickup = createdAt → startedAt (queue); lease→open = lease, hashers, source open; start = fenced start write;\n' +
       '  hash = awaiting updateAsync; read wait = chunk not read yet when hashing was done; ckpt wait = a checkpoint\n' +
       '  still committing when the next was due; loop other = JS between chunks; ckpts = committed checkpoints and the\n' +
-      '  sum of their commit times (behind the hashing); verify+final = source re-check and the final fenced write.',
+      '  sum of their commit times (behind the hashing); verify+final = source re-check and the final fenced write;\n' +
+      '  worker CPU / PG CPU = CPU time of the worker process (all threads) and of its PostgreSQL backends during the job.',
   );
 }
 
