@@ -18,6 +18,7 @@ export const {
   algorithms,
   findAlgorithm,
   implementation,
+  cpuFeatures,
   cpucycles,
   cpucyclesSource,
   createHasher,

@@ -439,15 +439,41 @@ Napi::Value CpuCyclesSource(const Napi::CallbackInfo &info) {
 
 // Dispatch once per process: the module may be loaded again by worker
 // threads while pool threads of the first instance are hashing.
+// HASHQ_NATIVE_DISABLE hides CPU features by name (e.g. "avx512vl,avx2")
+// so the next path down is used: tests reach every path the machine has.
 std::once_flag dispatchOnce;
 bool forcedPortable = false;
+int badFeature = 0; // position of an unknown name in HASHQ_NATIVE_DISABLE
+
+Napi::Array FeatureNames(Napi::Env env, uint32_t bits) {
+  Napi::Array out = Napi::Array::New(env);
+  uint32_t n = 0;
+  for (uint32_t bit = 1; bit != 0; bit <<= 1) {
+    const char *name = (bits & bit) ? hq_cpu_feature_name(bit) : nullptr;
+    if (name) out.Set(n++, Napi::String::New(env, name));
+  }
+  return out;
+}
 
 Napi::Object Module(Napi::Env env, Napi::Object exports) {
   std::call_once(dispatchOnce, [] {
     const char *impl = std::getenv("HASHQ_NATIVE_IMPL");
     forcedPortable = impl && std::strcmp(impl, "portable") == 0;
-    hq_dispatch_init(forcedPortable ? 1 : 0);
+    const char *disable = std::getenv("HASHQ_NATIVE_DISABLE");
+    uint32_t hidden = 0;
+    if (disable) badFeature = hq_cpu_feature_bits(disable, &hidden);
+    if (forcedPortable) hq_dispatch_init(1);
+    else hq_dispatch_init_hiding(badFeature ? 0 : hidden);
   });
+  if (badFeature) {
+    Napi::Error err = Napi::Error::New(
+        env, "HASHQ_NATIVE_DISABLE: unknown CPU feature name at position " + std::to_string(badFeature) +
+                 " (known: ssse3, sse4.1, sse4.2, sha, bmi1, bmi2, pclmul, avx2, vpclmul, avx512vl, "
+                 "sha1, sha2, sha512, crc32, pmull, zbb, zknh, zbc)");
+    err.Set("code", Napi::String::New(env, "ERR_BAD_ARGUMENT"));
+    err.ThrowAsJavaScriptException();
+    return exports;
+  }
   env.SetInstanceData(new InstanceData());
   exports.Set("setup", Napi::Function::New(env, Setup));
   exports.Set("algorithms", Napi::Function::New(env, Algorithms));
@@ -464,6 +490,8 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));
+  exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_active()));
+  exports.Set("cpuDetected", FeatureNames(env, hq_cpu_detected()));
   exports.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
   exports.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
   exports.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));

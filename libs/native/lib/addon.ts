@@ -38,6 +38,8 @@ export interface NativeAddon {
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;
+  cpuFeatures: string[];
+  cpuDetected: string[];
   ctxSize: number;
   stateMax: number;
   customMax: number;

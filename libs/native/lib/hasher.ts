@@ -156,6 +156,15 @@ export function implementation(name: string): string {
   return lookup(name).implementation;
 }
 
+/**
+ * The CPU features dispatch uses (`active`) and the ones the CPU has
+ * (`detected`), by name. They differ when HASHQ_NATIVE_IMPL=portable or
+ * HASHQ_NATIVE_DISABLE (a comma-separated list of names) hides some.
+ */
+export function cpuFeatures(): { active: string[]; detected: string[] } {
+  return { active: [...native.cpuFeatures], detected: [...native.cpuDetected] };
+}
+
 /** The CPU's cycle counter (rdtsc, cntvct_el0, rdtime or a monotonic clock). */
 export function cpucycles(): bigint {
   return native.cpucycles();

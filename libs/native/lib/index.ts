@@ -18,6 +18,7 @@ export {
   algorithms,
   findAlgorithm,
   implementation,
+  cpuFeatures,
   cpucycles,
   cpucyclesSource,
   createHasher,

@@ -61,4 +61,60 @@ void hq_dispatch_init(int force_portable) {
   hq_dispatch_select_all(features);
 }
 
+void hq_dispatch_init_hiding(uint32_t hidden) {
+  hq_crc32c_init_tables();
+  features = detect() & ~hidden;
+  hq_dispatch_select_all(features);
+}
+
 uint32_t hq_cpu_features(void) { return features; }
+uint32_t hq_cpu_active(void) { return features; }
+uint32_t hq_cpu_detected(void) { return detect(); }
+
+static const struct {
+  const char *name;
+  uint32_t bit;
+} feature_names[] = {
+    {"ssse3", HQ_CPU_X86_SSSE3},   {"sse4.1", HQ_CPU_X86_SSE41},
+    {"sse4.2", HQ_CPU_X86_SSE42},  {"sha", HQ_CPU_X86_SHA},
+    {"bmi1", HQ_CPU_X86_BMI1},     {"bmi2", HQ_CPU_X86_BMI2},
+    {"pclmul", HQ_CPU_X86_PCLMUL}, {"avx2", HQ_CPU_X86_AVX2},
+    {"vpclmul", HQ_CPU_X86_VPCLMUL}, {"avx512vl", HQ_CPU_X86_AVX512VL},
+    {"sha1", HQ_CPU_ARM_SHA1},     {"sha2", HQ_CPU_ARM_SHA2},
+    {"sha512", HQ_CPU_ARM_SHA512}, {"crc32", HQ_CPU_ARM_CRC32},
+    {"pmull", HQ_CPU_ARM_PMULL},   {"zbb", HQ_CPU_RV_ZBB},
+    {"zknh", HQ_CPU_RV_ZKNH},      {"zbc", HQ_CPU_RV_ZBC},
+};
+#define FEATURE_COUNT (sizeof feature_names / sizeof feature_names[0])
+
+const char *hq_cpu_feature_name(uint32_t bit) {
+  for (size_t i = 0; i < FEATURE_COUNT; i++)
+    if (feature_names[i].bit == bit) return feature_names[i].name;
+  return NULL;
+}
+
+int hq_cpu_feature_bits(const char *list, uint32_t *bits) {
+  uint32_t out = 0;
+  int position = 0;
+  const char *p = list;
+  while (*p) {
+    while (*p == ',' || *p == ' ') p++;
+    if (!*p) break;
+    const char *end = p;
+    while (*end && *end != ',' && *end != ' ') end++;
+    size_t len = (size_t)(end - p);
+    position++;
+    uint32_t bit = 0;
+    for (size_t i = 0; i < FEATURE_COUNT && !bit; i++) {
+      const char *n = feature_names[i].name;
+      size_t k = 0;
+      while (k < len && n[k] && (p[k] | 0x20) == n[k]) k++;
+      if (k == len && n[k] == 0) bit = feature_names[i].bit;
+    }
+    if (!bit) return position;
+    out |= bit;
+    p = end;
+  }
+  *bits = out;
+  return 0;
+}

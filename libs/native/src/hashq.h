@@ -53,6 +53,22 @@ typedef struct hq_info {
  * thread hashes). */
 void hq_dispatch_init(int force_portable);
 
+/* CPU features by name, for hiding some from dispatch (tests cover every
+ * path a machine has this way; users can sidestep a path). Names: ssse3,
+ * sse4.1, sse4.2, sha, bmi1, bmi2, pclmul, avx2, vpclmul, avx512vl (x86-64);
+ * sha1, sha2, sha512, crc32, pmull (arm64); zbb, zknh, zbc (riscv64).
+ * hq_cpu_feature_bits parses a comma-separated list into *bits: 0 on
+ * success, else the 1-based position of the first unknown name. */
+int hq_cpu_feature_bits(const char *list, uint32_t *bits);
+/* The name of the single feature bit `bit`, or NULL. */
+const char *hq_cpu_feature_name(uint32_t bit);
+/* Dispatch as hq_dispatch_init(0) with the features in `hidden` treated as
+ * absent. */
+void hq_dispatch_init_hiding(uint32_t hidden);
+/* The features dispatch uses now (after hiding), and the ones the CPU has. */
+uint32_t hq_cpu_active(void);
+uint32_t hq_cpu_detected(void);
+
 int hq_algorithm_count(void);
 /* index in [0, hq_algorithm_count()); NULL outside. */
 const hq_info *hq_algorithm_at(int index);

@@ -57,6 +57,40 @@ describe('known-answer tests', () => {
     expectAllPass(runKats(files));
   });
 
+  /**
+   * Every other path this machine has: hide the CPU's features one at a
+   * time, most advanced first (HASHQ_NATIVE_DISABLE), and run the vectors in
+   * a child whenever that changes some algorithm's implementation.
+   */
+  test('every other CPU-specific path (children, HASHQ_NATIVE_DISABLE)', () => {
+    type Info = { implementations: Record<string, string> };
+    const order = [
+      'avx512vl', 'vpclmul', 'avx2', 'sha', 'sse4.2', 'pclmul', 'bmi2', 'bmi1', 'sse4.1', 'ssse3',
+      'sha512', 'sha2', 'sha1', 'pmull', 'crc32', 'zknh', 'zbc', 'zbb',
+    ];
+    const { active } = lib.cpuFeatures();
+    const seen = new Set<string>();
+    const key = (impls: Record<string, string>): string[] => Object.entries(impls).map(([a, i]) => `${a}:${i}`);
+    for (const k of key(runChild<Info>('info', null, 'dispatched').implementations)) seen.add(k);
+    const hidden: string[] = [];
+    for (const feature of order.filter((f) => active.includes(f))) {
+      hidden.push(feature);
+      const info = runChild<Info>('info', null, { disable: hidden });
+      const fresh = key(info.implementations).filter((k) => !seen.has(k));
+      if (fresh.length === 0) continue;
+      const child = runChild<{ implementations: Record<string, string>; results: KatResult[] }>('kat', null, {
+        disable: hidden,
+      });
+      expectAllPass(child.results);
+      for (const k of key(child.implementations)) seen.add(k);
+    }
+    // the last step hides everything: nothing CPU-specific is left
+    if (active.length > 0) {
+      const last = runChild<Info>('info', null, { disable: order.filter((f) => active.includes(f)) });
+      for (const impl of Object.values(last.implementations)) expect(impl).toBe('portable');
+    }
+  });
+
   test('portable path (child process, HASHQ_NATIVE_IMPL=portable)', () => {
     const child = runChild<{ implementations: Record<string, string>; results: KatResult[] }>(
       'kat',
