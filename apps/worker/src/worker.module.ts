@@ -37,11 +37,11 @@ function errorSummary(error: unknown) {
 
 /**
  * Every pooled pg client gets a permanent 'error' listener. pg-pool listens while a client is
- * idle and TypeORM while it runs a query, but a connection the server terminates in between
- * (pg_terminate_backend, a restart: seen with repeated terminations mid-job) emits 'error' on a
- * client nobody listens to, and an EventEmitter throws that: the worker process died. The query
- * that uses such a client fails with a connection error (retried like any other), and pg-pool
- * drops the client when it is released.
+ * idle and TypeORM while a query runner holds it, yet with pg_terminate_backend repeated mid-job
+ * a terminated connection emitted 'error' at a moment when neither listened, and the
+ * EventEmitter's throw killed the worker ("Unhandled 'error' event"). With this listener the
+ * error is only logged (debug); a query on such a client fails with a connection error (retried
+ * like any other) and pg-pool drops the client when it comes back.
  */
 function guardPoolClients(dataSource: DataSource, log: Logger): void {
   const pool = (dataSource.driver as unknown as { master?: EventEmitter & { _clients?: EventEmitter[] } }).master;
