@@ -6,8 +6,12 @@
  *   digest of Node's crypto, each processed to completion exactly once over both workers;
  * - a running job whose lease is alive is left alone (its fence unchanged, no BullMQ job) until
  *   the lease runs out; then a periodic round picks it up and it succeeds too.
+ * And a job whose BullMQ job ended 'failed' although PostgreSQL still calls it running (its
+ * worker could not record the outcome) gets a fresh BullMQ job once its lease is dead.
  */
+import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { HASH_QUEUE } from '@hashq/jobs';
 import { fileDigest, MiB, WorkerTestEnv, type LogLine } from './helpers/worker-process';
 
 const settings = {
@@ -96,4 +100,43 @@ describe('durability: the worker reconciles the queue with PostgreSQL (API not r
     }
     await Promise.all(workers.map((worker) => worker.stop()));
   }, 180_000);
+});
+
+describe('durability: a BullMQ job that failed while PostgreSQL says running', () => {
+  const env = new WorkerTestEnv();
+  afterAll(() => env.tearDown());
+
+  it('is replaced by a fresh one once the lease is dead, and the job succeeds', async () => {
+    await env.setUp();
+    const path = await env.createFile('stuck.bin', 4);
+    const id = await env.submit(path, ['sha256']);
+    // A consumer that fails the BullMQ job for good without touching PostgreSQL (as a worker
+    // that lost PostgreSQL on its last attempt would).
+    const failing = new Worker(
+      HASH_QUEUE,
+      async () => {
+        throw new UnrecoverableError('could not record the outcome');
+      },
+      { connection: { url: env.env.redisUrl }, prefix: env.env.queuePrefix },
+    );
+    try {
+      for (let i = 0; i < 100 && (await env.queue.getJob(id))?.failedReason === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await failing.close();
+    }
+    expect(await (await env.queue.getJob(id))!.getState()).toBe('failed');
+    await env.db.query(
+      `UPDATE jobs SET status = 'running', fence = 1, attempts = 1, lease_owner = 'gone', lease_expires_at = now() - interval '1 second'
+        WHERE id = $1`,
+      [id],
+    );
+
+    const worker = env.startWorker(settings);
+    const done = await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', worker, 60_000);
+    expect([done.status, done.digests?.sha256.hex, done.fence]).toEqual(['succeeded', await fileDigest('sha256', path), 2]);
+    expect(worker.lines.filter(finished(id))).toHaveLength(1);
+    await worker.stop();
+  }, 90_000);
 });
