@@ -20,6 +20,8 @@
 //   BENCH_REPEAT    rounds (default 3)
 //   BENCH_CASES     comma list of: sha256,checkpoint,sha512,multi,s3 (default all)
 //   CHUNK_BYTES     passed to the workers (default: the worker's own, 8 MiB)
+//   BENCH_WORKER_NODE_ARGS  node options for the workers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+//                   (a profile per worker, written when it stops at the end)
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
 const { execFileSync, spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -75,6 +77,11 @@ function writeTestFile(file, bytes) {
   fs.closeSync(fd);
 }
 
+/** Reads a file once so that its pages are in the page cache (a missing file is skipped). */
+function warm(file) {
+  if (fs.existsSync(file)) spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
 /** Wall seconds of one run of a command, and its stdout. */
 function timeCommand(cmd, args) {
   const started = process.hrtime.bigint();
@@ -99,7 +106,8 @@ async function timeNodeHelper(script, args) {
 const opensslHex = (stdout) => stdout.trim().split('= ').pop();
 
 function startProcess(name, script, env) {
-  const child = spawn(process.execPath, [script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const nodeArgs = name.startsWith('worker') ? (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   child.records = new Map(); // jobId -> the worker's 'finished' log record
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     let record;
@@ -317,8 +325,8 @@ async function main() {
     const fileSource = { type: 'file', path: file };
     const r = new Results();
     const hex = {};
-    spawnSync('cat', [file], { stdio: ['ignore', 'ignore', 'inherit'] }); // warm the page cache
-    if (s3File && s3File !== file) spawnSync('cat', [s3File], { stdio: ['ignore', 'ignore', 'inherit'] });
+    warm(file);
+    if (s3File && s3File !== file) warm(s3File);
     // One untimed job per worker: the first job of a process pays for JIT warm-up and connection set-up.
     await runJob(pairA, fileSource, ['sha256']);
     if (big) await runJob(big, fileSource, ['sha256']);
@@ -354,6 +362,9 @@ async function main() {
         r.add('job-multi', await runJob(pairA, fileSource, ['md5', 'sha256', 'crc64nvme']));
       }
       if (s3) {
+        // The page cache may drop the server's copy of the object between rounds (it is read once
+        // per round): bring it back, so the S3 figures measure the server, not the disk.
+        warm(path.join(ROOT, '.data', 'bench-s3', s3.bucket, `${s3Key}._S3rver_object`));
         r.add('s3-get', await timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key]));
         r.add('job-s3-sha256', await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']));
         r.add('job-sha256-f', await runJob(pairA, { type: 'file', path: s3File }, ['sha256']));
