@@ -5,20 +5,31 @@ import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-Creat
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
+import { guardedClientClass } from './pool-guard';
 
 export const ENTITIES = [JobEntity, JobStateEntity];
 
 /** Migrations in the order they were written; listed by class so no glob depends on dist/ layout. */
 export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks1764800000000];
 
+export interface ConnectionErrorHandlers {
+  /** An idle pooled connection failed (the pool drops it); TypeORM's own handler (a log line) without it. */
+  onPoolError?(err: Error): void;
+  /** Any pooled client's 'error' event, idle or not (see guardedClientClass); ignored without it. */
+  onClientError?(err: Error): void;
+}
+
 /**
  * Connection options shared by the apps, the migration CLI and the tests. The schema is both
  * TypeORM's default and the session search_path, so the unqualified SQL of migrations lands in it.
+ * Every pooled client has a permanent 'error' listener, so a connection PostgreSQL terminates can
+ * never crash the process with an unhandled 'error' event.
  */
 export function dataSourceOptions(
   config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>,
-  onPoolError?: (err: Error) => void,
+  handlers: ConnectionErrorHandlers = {},
 ): DataSourceOptions {
+  const { onPoolError, onClientError = () => undefined } = handlers;
   return {
     type: 'postgres',
     url: config.databaseUrl,
@@ -29,7 +40,8 @@ export function dataSourceOptions(
     synchronize: false,
     migrationsRun: false,
     logging: false,
-    extra: { options: `-c search_path=${config.databaseSchema}`, max: 10 },
+    // `Client`: pg-pool's option for the class it instantiates.
+    extra: { options: `-c search_path=${config.databaseSchema}`, max: 10, Client: guardedClientClass(onClientError) },
     // An idle pooled connection that PostgreSQL terminates (restart, pg_terminate_backend) makes
     // the pool emit 'error'; unhandled, that would crash the process. The pool drops the client
     // and the next query opens a new one. Without a handler TypeORM's own (a log line) applies.

@@ -6,17 +6,23 @@ import type { Logger } from 'pino';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 
 import { dataSourceOptions } from './data-source-options';
+import { pgErrorSummary } from './pool-guard';
 
-/** The TypeORM connection of an app; it never synchronizes nor runs migrations by itself. */
+/**
+ * The TypeORM connection of an app (the API and the worker); it never synchronizes nor runs
+ * migrations by itself. A connection PostgreSQL terminates (restart, failover,
+ * pg_terminate_backend) is logged, never an uncaught 'error' event.
+ */
 @Module({
   imports: [
     TypeOrmModule.forRootAsync({
       inject: [HASHQ_CONFIG, HASHQ_LOGGER],
       useFactory: (config: HashqConfig, logger: Logger) =>
         // only message and code: the error carries the pg client (and its connection settings)
-        dataSourceOptions(config, (err) =>
-          logger.warn({ err: { message: err.message, code: (err as NodeJS.ErrnoException).code } }, 'postgres connection lost'),
-        ),
+        dataSourceOptions(config, {
+          onPoolError: (err) => logger.warn({ err: pgErrorSummary(err) }, 'postgres connection lost'),
+          onClientError: (err) => logger.debug({ err: pgErrorSummary(err) }, 'postgres client error'),
+        }),
     }),
   ],
   exports: [TypeOrmModule],

@@ -4,3 +4,5 @@ export * from './job-state.entity';
 export * from './data-source-options';
 export * from './database.module';
 export * from './migrate';
+export * from './connection-errors';
+export * from './pool-guard';

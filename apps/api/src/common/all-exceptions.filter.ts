@@ -2,8 +2,9 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpSta
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 
+import { isConnectionError } from '@hashq/database';
+
 import { ApiError, type ErrorBody } from './api-error';
-import { isDatabaseUnavailable } from './database-unavailable';
 
 /** Codes of Nest's and Express's own HTTP errors (routing, body parsing). */
 const CODES_BY_STATUS: Record<number, string> = {
@@ -56,7 +57,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
         body: error(CODES_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), exception.message),
       };
     }
-    if (isDatabaseUnavailable(exception)) {
+    // PostgreSQL unreachable or the connection dropped: 503 with a code, and the pool reconnects by itself.
+    if (isConnectionError(exception)) {
       return { status: HttpStatus.SERVICE_UNAVAILABLE, body: error('DATABASE_UNAVAILABLE', 'PostgreSQL is unavailable; retry later') };
     }
     return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
