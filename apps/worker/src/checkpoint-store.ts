@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
-import type { DigestValue, JobOptions } from '@hashq/jobs';
+import { attemptsExhaustedAssignments, type DigestValue, type JobOptions } from '@hashq/jobs';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
 
 /** A job row as the worker sees it right after taking the lease. */
@@ -97,16 +97,19 @@ export class CheckpointStore {
     this.states = `${quoted}.job_states`;
   }
 
-  /** Takes the job (fence + 1); null when it is no longer queued or running. */
-  async lease(jobId: string, owner: string): Promise<LeasedJob | null> {
+  /**
+   * Takes the job (fence + 1, attempts + 1); null when it is no longer queued or running, or when
+   * it has already taken `maxAttempts` leases (then see failExhausted).
+   */
+  async lease(jobId: string, owner: string, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<LeasedJob | null> {
     const rows: JobRow[] = await this.db.query(
       `UPDATE ${this.jobs}
           SET fence = fence + 1, status = 'running', attempts = attempts + 1,
               lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
               started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'running')
+        WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4
         RETURNING id, fence, source, algorithms, options, checkpoint_offset, source_version, bytes_read, attempts`,
-      [jobId, owner, this.leaseSeconds],
+      [jobId, owner, this.leaseSeconds, maxAttempts],
     );
     const row = firstRow(rows);
     if (!row) return null;
@@ -121,6 +124,22 @@ export class CheckpointStore {
       bytesRead: Number(row.bytes_read),
       attempts: row.attempts,
     };
+  }
+
+  /**
+   * The crash-loop cap: a job still queued or running that has taken `maxAttempts` leases ends
+   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, last checkpoint and states kept) instead of running
+   * again. Returns what was recorded, or null when the job is finished or still has attempts left.
+   */
+  async failExhausted(jobId: string, maxAttempts: number): Promise<{ attempts: number; checkpointOffset: number } | null> {
+    const rows: { attempts: number; checkpoint_offset: string }[] = await this.db.query(
+      `UPDATE ${this.jobs} SET ${attemptsExhaustedAssignments('$2')}
+        WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $2
+        RETURNING attempts, checkpoint_offset`,
+      [jobId, maxAttempts],
+    );
+    const row = firstRow(rows);
+    return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
   }
 
   async loadStates(jobId: string): Promise<Map<string, Buffer>> {
@@ -293,27 +312,6 @@ export class CheckpointStore {
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
-}
-
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-// SQLSTATE class 08 (connection exception), 57P01..57P03 (admin/crash shutdown, cannot connect now),
-// 53300 (too many connections).
-const SQLSTATES = /^(08...|57P0[123]|53300)$/;
-const MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|connection (is )?(closed|terminated)|Client has encountered a connection error|not currently accepting connections|the database system is (starting up|shutting down)/i;
-
-/**
- * True when PostgreSQL could not be reached or dropped the connection (the statement may or
- * may not have run): worth retrying the same idempotent statement. A lost lease, a
- * constraint violation or any other answer of the server is not.
- */
-export function isConnectionError(err: unknown, depth = 0): boolean {
-  if (!err || typeof err !== 'object' || depth > 4 || err instanceof LeaseLostError) return false;
-  const e = err as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || SQLSTATES.test(e.code))) return true;
-  if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
-  if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner, depth + 1))) return true; // AggregateError
-  return isConnectionError(e.driverError, depth + 1) || isConnectionError(e.cause, depth + 1);
 }
 
 /** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL, plain rows for SELECT. */

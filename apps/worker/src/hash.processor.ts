@@ -48,8 +48,15 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   async process(job: Job<HashJobData>, token?: string): Promise<{ status: RunOutcome | 'skipped' }> {
     const jobId = job.data.jobId ?? job.id;
     if (this.draining) return this.giveBack(job, token);
-    const leased = await this.store.lease(jobId, this.owner);
+    const maxAttempts = this.config.maxJobAttempts;
+    const leased = await this.store.lease(jobId, this.owner, maxAttempts);
     if (!leased) {
+      // A crash loop (MAX_JOB_ATTEMPTS leases used): the job ends failed instead of running again.
+      const exhausted = await this.store.failExhausted(jobId, maxAttempts);
+      if (exhausted) {
+        this.log.error({ jobId, bullJobId: job.id, maxAttempts, ...exhausted }, 'job failed: ATTEMPTS_EXHAUSTED');
+        return { status: 'failed' };
+      }
       this.log.info({ jobId, bullJobId: job.id }, 'job is no longer queued or running: nothing to do');
       return { status: 'skipped' };
     }

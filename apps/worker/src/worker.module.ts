@@ -1,16 +1,15 @@
-import type { EventEmitter } from 'node:events';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
-import { DatabaseModule } from '@hashq/database';
+import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
 import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
 import { FileRoots, loadRemoteConfig, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
-import { CheckpointStore, isConnectionError } from './checkpoint-store.js';
+import { CheckpointStore } from './checkpoint-store.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
@@ -27,29 +26,6 @@ export function redisConnection(redisUrl: string) {
     tls: url.protocol === 'rediss:' ? {} : undefined,
     maxRetriesPerRequest: null,
   };
-}
-
-/** Message and code only: a pg error may carry the client and its connection settings. */
-function errorSummary(error: unknown) {
-  const e = error as { message?: unknown; code?: unknown };
-  return { message: String(e?.message ?? error), code: typeof e?.code === 'string' ? e.code : undefined };
-}
-
-/**
- * Every pooled pg client gets a permanent 'error' listener. pg-pool listens while a client is
- * idle and TypeORM while a query runner holds it, yet with pg_terminate_backend repeated mid-job
- * a terminated connection emitted 'error' at a moment when neither listened, and the
- * EventEmitter's throw killed the worker ("Unhandled 'error' event"). With this listener the
- * error is only logged (debug); a query on such a client fails with a connection error (retried
- * like any other) and pg-pool drops the client when it comes back.
- */
-function guardPoolClients(dataSource: DataSource, log: Logger): void {
-  const pool = (dataSource.driver as unknown as { master?: EventEmitter & { _clients?: EventEmitter[] } }).master;
-  if (!pool) return;
-  const guard = (client: EventEmitter) =>
-    client.on('error', (err: Error) => log.debug({ err: errorSummary(err) }, 'postgres client error'));
-  for (const client of pool._clients ?? []) guard(client);
-  pool.on('connect', guard);
 }
 
 @Module({})
@@ -77,7 +53,6 @@ export class WorkerModule {
           provide: CheckpointStore,
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
           useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
-            guardPoolClients(dataSource, log);
             return new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
               // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
               maxMs: settings.pgOutageMaxMs,
@@ -86,7 +61,7 @@ export class WorkerModule {
               isTransient: isConnectionError,
               onRetry: (error, attempt, delayMs, elapsedMs, job) =>
                 log.warn(
-                  { jobId: job.id, fence: job.fence, attempt, delayMs, elapsedMs, err: errorSummary(error) },
+                  { jobId: job.id, fence: job.fence, attempt, delayMs, elapsedMs, err: pgErrorSummary(error) },
                   'database unavailable: retrying the write',
                 ),
               onRecovered: (attempts, elapsedMs, job) =>
@@ -108,6 +83,7 @@ export class WorkerModule {
           useFactory: (jobs: JobsRepository, queue: Queue<HashJobData>, log: Logger, config: HashqConfig) =>
             new JobQueueReconciler(jobs, queue, log.child({ component: 'reconciler' }), {
               intervalMs: config.reconcileSeconds * 1000,
+              maxAttempts: config.maxJobAttempts,
             }),
         },
         WorkerMetrics,

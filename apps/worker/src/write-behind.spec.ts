@@ -1,4 +1,5 @@
-import { isConnectionError, LeaseLostError } from './checkpoint-store';
+import { isConnectionError } from '@hashq/database';
+import { LeaseLostError } from './checkpoint-store';
 import { retryWhileUnavailable, WriteBehind } from './write-behind';
 
 function deferred<T>() {
@@ -131,33 +132,5 @@ describe('retryWhileUnavailable', () => {
       ),
     ).rejects.toBe(transient);
     expect(calls).toBe(1);
-  });
-});
-
-describe('isConnectionError', () => {
-  it('tells connection failures from answers of the server', () => {
-    const terminated = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
-    const wrapped = Object.assign(new Error('Query failed'), { driverError: terminated });
-    for (const error of [
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
-      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
-      new Error('Connection terminated unexpectedly'),
-      terminated,
-      wrapped,
-      Object.assign(new Error('database "x" is not currently accepting connections'), { code: '55000' }),
-      new AggregateError([Object.assign(new Error('refused'), { code: 'ECONNREFUSED' })]),
-    ]) {
-      expect([error.message, isConnectionError(error)]).toEqual([error.message, true]);
-    }
-    for (const error of [
-      new LeaseLostError('j', 1),
-      Object.assign(new Error('duplicate key value violates unique constraint "x"'), { code: '23505' }),
-      Object.assign(new Error('syntax error at or near "x"'), { code: '42601' }),
-      new Error('boom'),
-      null,
-      'ECONNREFUSED',
-    ]) {
-      expect(isConnectionError(error)).toBe(false);
-    }
   });
 });

@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       leaseSeconds: 30,
       workerMetricsPort: 9464,
       reconcileSeconds: 30,
+      maxJobAttempts: 20,
       allowHosts: [],
       logLevel: 'info',
     });
@@ -38,6 +39,7 @@ describe('loadConfig', () => {
       LEASE_SECONDS: '60',
       WORKER_METRICS_PORT: '0',
       RECONCILE_SECONDS: '5',
+      MAX_JOB_ATTEMPTS: '3',
       HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
       LOG_LEVEL: 'debug',
     });
@@ -55,6 +57,7 @@ describe('loadConfig', () => {
       leaseSeconds: 60,
       workerMetricsPort: 0,
       reconcileSeconds: 5,
+      maxJobAttempts: 3,
       allowHosts: ['127.0.0.1', '10.1.0.0/16', 'minio.internal', '[::1]', 'fd00::/8'],
       logLevel: 'debug',
     });
@@ -84,6 +87,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RECONCILE_SECONDS: '0' })).toThrow(/RECONCILE_SECONDS/);
     expect(() => loadConfig({ RECONCILE_SECONDS: '86401' })).toThrow(/RECONCILE_SECONDS/);
     expect(() => loadConfig({ RECONCILE_SECONDS: '1.5' })).toThrow(/RECONCILE_SECONDS/);
+  });
+
+  it('refuses MAX_JOB_ATTEMPTS outside 1..100000', () => {
+    for (const bad of ['0', '100001', '2.5', '-1', 'many']) {
+      expect(() => loadConfig({ MAX_JOB_ATTEMPTS: bad })).toThrow(/MAX_JOB_ATTEMPTS/);
+    }
+    expect(loadConfig({ MAX_JOB_ATTEMPTS: '1' }).maxJobAttempts).toBe(1);
   });
 
   it('refuses HASHQ_ALLOW_HOSTS entries that are no host name, address or CIDR', () => {

@@ -19,6 +19,11 @@ export interface HashqConfig {
   workerMetricsPort: number;
   /** Seconds between two rounds of the queue reconciler (API and worker; one round also at start). */
   reconcileSeconds: number;
+  /**
+   * MAX_JOB_ATTEMPTS: leases one job may take (jobs.attempts: each start or resume by a worker).
+   * A job that used them all ends 'failed' with ATTEMPTS_EXHAUSTED instead of running again.
+   */
+  maxJobAttempts: number;
   /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
   allowHosts: string[];
   logLevel: LogLevel;
@@ -64,6 +69,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     LEASE_SECONDS: '30',
     WORKER_METRICS_PORT: '9464',
     RECONCILE_SECONDS: '30',
+    MAX_JOB_ATTEMPTS: '20',
     HASHQ_ALLOW_HOSTS: '',
     LOG_LEVEL: 'info',
   };
@@ -83,6 +89,7 @@ export type EnvName =
   | 'LEASE_SECONDS'
   | 'WORKER_METRICS_PORT'
   | 'RECONCILE_SECONDS'
+  | 'MAX_JOB_ATTEMPTS'
   | 'HASHQ_ALLOW_HOSTS'
   | 'LOG_LEVEL';
 
@@ -160,6 +167,7 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
+    maxJobAttempts: int('MAX_JOB_ATTEMPTS', 1, 100_000),
     allowHosts,
     logLevel,
   };

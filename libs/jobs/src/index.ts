@@ -5,3 +5,4 @@ export * from './jobs.repository';
 export * from './job-store.module';
 export * from './metrics';
 export * from './queue-reconciler';
+export * from './attempts';

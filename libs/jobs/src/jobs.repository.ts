@@ -4,6 +4,7 @@ import { DataSource, type Repository } from 'typeorm';
 
 import { JobEntity } from '@hashq/database';
 
+import { attemptsExhaustedAssignments } from './attempts';
 import type { JobOptions, SourceRef } from './job-options';
 import { JOB_STATUSES, JobStatus } from './job-status';
 
@@ -145,14 +146,31 @@ export class JobsRepository {
     return rows.map((row) => row.id);
   }
 
-  /** The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ priority. */
-  async findDispatchable(id: string): Promise<{ id: string; priority?: number } | null> {
-    const rows: { id: string; options: JobOptions | null }[] = await this.dataSource.query(
-      `SELECT id, options FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+  /**
+   * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
+   * priority and the leases it has taken.
+   */
+  async findDispatchable(id: string): Promise<{ id: string; priority?: number; attempts: number } | null> {
+    const rows: { id: string; options: JobOptions | null; attempts: number }[] = await this.dataSource.query(
+      `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
       [id],
     );
     if (rows.length === 0) return null;
-    return { id: rows[0].id, priority: rows[0].options?.priority };
+    return { id: rows[0].id, priority: rows[0].options?.priority, attempts: rows[0].attempts };
+  }
+
+  /**
+   * Ends a dispatchable job that has used `maxAttempts` leases: 'failed' with ATTEMPTS_EXHAUSTED,
+   * its last checkpoint kept. False when it is no longer dispatchable or still has attempts left.
+   */
+  async failExhausted(id: string, maxAttempts: number): Promise<boolean> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `UPDATE jobs SET ${attemptsExhaustedAssignments('$2')}
+        WHERE id = $1 AND ${DISPATCHABLE} AND attempts >= $2
+        RETURNING id`,
+      [id, maxAttempts],
+    );
+    return firstRows(rows).length === 1;
   }
 
   /** Ids of jobs PostgreSQL says are not finished (for re-enqueueing after Redis lost them). */
@@ -162,4 +180,10 @@ export class JobsRepository {
     );
     return rows.map((row) => row.id);
   }
+}
+
+/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL. */
+function firstRows<T>(result: T[] | [T[], number]): T[] {
+  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  return result as T[];
 }

@@ -9,6 +9,8 @@ export interface ReconcilerOptions {
   intervalMs: number;
   /** A Redis call that takes longer ends the round (Redis is away); the next round retries. */
   redisTimeoutMs?: number;
+  /** MAX_JOB_ATTEMPTS: a job that has taken this many leases is failed (ATTEMPTS_EXHAUSTED), not re-enqueued. */
+  maxAttempts: number;
 }
 
 /** BullMQ states in which a job will still run (or runs): nothing to do for it. */
@@ -22,7 +24,8 @@ const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'activ
  * The API and every worker run it; re-adding is idempotent because the BullMQ id is the job id
  * (two rounds adding the same job at once add it once), and a worker leasing the job bumps the
  * fence, so a stale holder can no longer write. A running job whose lease is alive is left
- * alone: its worker is at it.
+ * alone: its worker is at it. A job that has used MAX_JOB_ATTEMPTS leases (a crash loop) is not
+ * re-enqueued: it ends 'failed' with ATTEMPTS_EXHAUSTED (see attempts.ts).
  */
 export class JobQueueReconciler {
   private timer?: NodeJS.Timeout;
@@ -81,6 +84,7 @@ export class JobQueueReconciler {
 
   private async round(): Promise<number> {
     let restored = 0;
+    let exhausted = 0;
     for (const id of await this.jobs.dispatchableIds()) {
       if (this.stopped) break;
       const existing = await this.redis(this.queue.getJob(id));
@@ -91,6 +95,10 @@ export class JobQueueReconciler {
       // Looked up again now: the job may have finished, or been leased, since the list was read.
       const job = await this.jobs.findDispatchable(id);
       if (!job) continue;
+      if (job.attempts >= this.options.maxAttempts) {
+        if (await this.jobs.failExhausted(id, this.options.maxAttempts)) exhausted++;
+        continue;
+      }
       // A completed/failed (or orphaned) BullMQ job with this id would make add() a no-op (e.g. the
       // worker could not record the outcome in PostgreSQL): it goes, and the job is added afresh.
       if (existing) await this.redis(existing.remove());
@@ -98,6 +106,9 @@ export class JobQueueReconciler {
       restored++;
     }
     if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');
+    if (exhausted > 0) {
+      this.logger.warn({ exhausted, maxAttempts: this.options.maxAttempts }, 'jobs failed with ATTEMPTS_EXHAUSTED instead of re-enqueued');
+    }
     return restored;
   }
 

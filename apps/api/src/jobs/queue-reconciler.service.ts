@@ -19,6 +19,6 @@ export class QueueReconciler extends JobQueueReconciler implements OnApplication
     @Inject(HASHQ_LOGGER) logger: Logger,
     @Inject(HASHQ_CONFIG) config: HashqConfig,
   ) {
-    super(jobs, queue, logger, { intervalMs: config.reconcileSeconds * 1000 });
+    super(jobs, queue, logger, { intervalMs: config.reconcileSeconds * 1000, maxAttempts: config.maxJobAttempts });
   }
 }
