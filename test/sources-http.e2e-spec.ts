@@ -29,7 +29,6 @@ describe('HTTP source through the API and real workers', () => {
   let data: Buffer;
   let bytesPerSecond = 0;
   const gets: Array<{ range?: string; ifRange?: string }> = [];
-  const savedAllow = process.env.HASHQ_ALLOW_HOSTS;
 
   beforeAll(async () => {
     data = randomBytes(SIZE);
@@ -55,8 +54,8 @@ describe('HTTP source through the API and real workers', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await env.setUp();
-    process.env.HASHQ_ALLOW_HOSTS = '127.0.0.1'; // the API reads the allow list from its environment
-    api = await createApiApp(env.env);
+    // The API's allow list comes from the configuration it is given, like every setting.
+    api = await createApiApp({ ...env.env, env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' } });
   });
 
   afterAll(async () => {
@@ -64,8 +63,6 @@ describe('HTTP source through the API and real workers', () => {
     await env.tearDown();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
-    if (savedAllow === undefined) delete process.env.HASHQ_ALLOW_HOSTS;
-    else process.env.HASHQ_ALLOW_HOSTS = savedAllow;
   });
 
   it('accepts http and s3 sources in both forms; refuses forbidden addresses and malformed ones', async () => {
