@@ -6,8 +6,7 @@
  * new ones refused) and restores. While it is cut the API answers
  * 503 DATABASE_UNAVAILABLE (never a 500, never a crash); afterwards it serves
  * again without a restart.
- * (A Redis-outage case is left out: it passes but leaves two reconnecting sockets
- * in the API process, so Jest would not exit; see docs/sources.md.)
+ * (The Redis outage is test/api-redis-outage.e2e-spec.ts.)
  */
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
