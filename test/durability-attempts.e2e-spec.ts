@@ -12,26 +12,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
-import { Redis } from 'ioredis';
 import request from 'supertest';
 import { createApiApp } from './helpers/api';
+import { deleteRedisKeys } from './helpers/env';
 import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 const isFinished = (job: { status: string }) => job.status !== 'queued' && job.status !== 'running';
-
-async function deleteKeys(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
 
 describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
   const env = new WorkerTestEnv();
@@ -46,6 +32,7 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
     CHECKPOINT_SECONDS: '3600',
     HASHQ_ALLOW_HOSTS: '127.0.0.1',
     MAX_JOB_ATTEMPTS: '2',
+    RECONCILE_SECONDS: '1',
   };
 
   beforeAll(async () => {
@@ -158,7 +145,7 @@ describe('MAX_JOB_ATTEMPTS: the reconciler does not re-enqueue a job that used i
     // The capped one has a checkpoint on record: it must survive.
     await env.db.query(`UPDATE jobs SET checkpoint_offset = 1048576, bytes_done = 2097152 WHERE id = $1`, [capped]);
     await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', '\\x0102')`, [capped]);
-    await deleteKeys(env.env.redisUrl, env.env.queuePrefix);
+    await deleteRedisKeys(env.env.redisUrl, env.env.queuePrefix);
 
     // The API's reconciler runs one round at start.
     const api = await createApiApp({ ...env.env, env: { ...env.env.env, MAX_JOB_ATTEMPTS: '3' } });

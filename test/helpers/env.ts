@@ -53,7 +53,8 @@ async function withAdmin<T>(run: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
+/** Deletes every Redis key under `prefix:` (SCAN + DEL; never FLUSHALL, the server is shared). */
+export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise<void> {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   try {
     let cursor = '0';
