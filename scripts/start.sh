@@ -154,6 +154,12 @@ cat <<MSG
           metrics  $URL/metrics
           files    ${HASHQ_FILE_ROOTS:-$ROOT/data}   (the only folders jobs may read)
 MSG
+# 5. the main job: hash a file through the system and check the digests
+# (HASHQ_DEMO=0 skips it; HASHQ_DEMO_BYTES sets the file size)
+if [ "${HASHQ_DEMO:-1}" != 0 ]; then
+  DEMO_ROOT=${HASHQ_FILE_ROOTS:-$ROOT/data}
+  node "$ROOT/scripts/demo-job.cjs" "$URL" "${DEMO_ROOT%%[,:]*}" || log "the demo job failed (the system keeps running)"
+fi
 # Stop everything as soon as one of the two exits.
 wait -n "${CHILDREN[@]}"
 die "a process exited; stopping"
