@@ -3,6 +3,7 @@
  * processes on real PostgreSQL + Redis. Digests are compared with Node's crypto.
  */
 import { open } from 'node:fs/promises';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@hashq/database';
 import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
@@ -142,14 +143,35 @@ describe('worker recovery (real processes)', () => {
     // those retries are exhausted (the in-process retries: test/durability-pg-outage.e2e-spec.ts).
     const worker = env.startWorker({ ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
     await worker.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
-    // Every session of the test's own database but this one, again and again until a statement of
-    // the worker was cut mid-flight (an idle pooled connection is simply replaced, unnoticed).
+    // Cut a statement of the worker mid-flight, deterministically: lock the jobs table from another
+    // session so the worker's next heartbeat/checkpoint write waits on the lock (its hashing stops at
+    // the checkpoint lag bound), then terminate every other session of the test's own database.
+    // (Killing at random could miss: an idle pooled connection is simply replaced, unnoticed.)
     const transient = (line: Record<string, unknown>) => line.jobId === id && line.code === 'INTERNAL_ERROR';
-    for (let round = 0; round < 200 && !worker.lines.some(transient); round++) {
+    const locker = new Client({ connectionString: env.env.databaseUrl });
+    await locker.connect();
+    const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE');
+      const blocked = async () =>
+        (
+          await env.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+            [lockerPid],
+          )
+        ).rows[0].n;
+      const deadline = Date.now() + 30_000;
+      while ((await blocked()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(await blocked()).toBeGreaterThanOrEqual(1);
       await env.db.query(
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1`,
+        [lockerPid],
       );
-      await new Promise((r) => setTimeout(r, 25));
+    } finally {
+      await locker.end(); // its transaction, and the lock, end with it
     }
     const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', worker);
     await worker.stop();
