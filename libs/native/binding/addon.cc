@@ -490,7 +490,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));
-  exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_active()));
+  exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_features()));
   exports.Set("cpuDetected", FeatureNames(env, hq_cpu_detected()));
   exports.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
   exports.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));

@@ -68,7 +68,6 @@ void hq_dispatch_init_hiding(uint32_t hidden) {
 }
 
 uint32_t hq_cpu_features(void) { return features; }
-uint32_t hq_cpu_active(void) { return features; }
 uint32_t hq_cpu_detected(void) { return detect(); }
 
 static const struct {

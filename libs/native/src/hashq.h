@@ -66,7 +66,7 @@ const char *hq_cpu_feature_name(uint32_t bit);
  * absent. */
 void hq_dispatch_init_hiding(uint32_t hidden);
 /* The features dispatch uses now (after hiding), and the ones the CPU has. */
-uint32_t hq_cpu_active(void);
+uint32_t hq_cpu_features(void);
 uint32_t hq_cpu_detected(void);
 
 int hq_algorithm_count(void);

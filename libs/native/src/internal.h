@@ -118,7 +118,6 @@ struct hq_algo {
 
 /* Registry (registry.c). NULL for ids with no implementation. */
 hq_algo *hq_algo_by_id(int id);
-uint32_t hq_cpu_features(void);
 /* CRC-32C as hq_crc32c, on the CRC instruction where dispatch found one
  * (crc32c_algo.c); for the short inputs of the state checksum. */
 uint32_t hq_crc32c_short(uint32_t crc, const uint8_t *p, size_t n);
