@@ -52,6 +52,47 @@ void hq_update(hq_ctx *c, const uint8_t *in, size_t len) {
   c->buffered = (uint32_t)len;
 }
 
+/* Absorbs a's bytes until a is at a block boundary (or in runs out). */
+static void to_boundary(hq_ctx *c, size_t bl, const uint8_t **in, size_t *len) {
+  if (!c->buffered || !*len) return;
+  size_t take = bl - c->buffered;
+  if (take > *len) take = *len;
+  hq_update(c, *in, take);
+  *in += take;
+  *len -= take;
+}
+
+int hq_pairable(const hq_ctx *a, const hq_ctx *b) {
+  const hq_algo *x = hq_algo_by_id((int)a->algo);
+  const hq_algo *y = hq_algo_by_id((int)b->algo);
+  return a != b && x && y && x->blocks2 && x->blocks2 == y->blocks2;
+}
+
+void hq_update2(hq_ctx *a, const uint8_t *ina, size_t lena, hq_ctx *b,
+                const uint8_t *inb, size_t lenb) {
+  if (!hq_pairable(a, b)) {
+    hq_update(a, ina, lena);
+    hq_update(b, inb, lenb);
+    return;
+  }
+  const hq_algo *x = hq_algo_by_id((int)a->algo);
+  size_t bl = x->info.block_len; /* the same block function: the same size */
+  to_boundary(a, bl, &ina, &lena);
+  to_boundary(b, bl, &inb, &lenb);
+  /* Each context now has nothing buffered or nothing left to absorb (the
+   * paired functions are not lazy), so whole blocks can go straight in. */
+  size_t n = lena / bl < lenb / bl ? lena / bl : lenb / bl;
+  if (n) {
+    x->blocks2(a, ina, b, inb, n);
+    a->total += n * bl;
+    b->total += n * bl;
+    ina += n * bl, lena -= n * bl;
+    inb += n * bl, lenb -= n * bl;
+  }
+  hq_update(a, ina, lena);
+  hq_update(b, inb, lenb);
+}
+
 long hq_final(const hq_ctx *c, uint8_t *out, size_t outlen) {
   const hq_algo *a = hq_algo_by_id((int)c->algo);
   hq_ctx scratch;

@@ -84,6 +84,16 @@ const char *hq_implementation(int id);
 int hq_init(hq_ctx *ctx, int id, const uint8_t *custom, size_t custom_len,
             uint32_t outlen);
 void hq_update(hq_ctx *ctx, const uint8_t *data, size_t len);
+/* hq_update(a, ina, lena) and hq_update(b, inb, lenb) in one call: when
+ * hq_pairable(a, b) the whole blocks the two messages have in common run
+ * interleaved (one message is latency-bound on the SHA extensions: two use
+ * the idle issue slots), otherwise one after the other. The result is the
+ * same either way; a and b must be different contexts. */
+void hq_update2(hq_ctx *a, const uint8_t *ina, size_t lena, hq_ctx *b,
+                const uint8_t *inb, size_t lenb);
+/* 1 when hq_update2 interleaves a and b (distinct contexts whose
+ * algorithms share a two-message block function on this CPU's path). */
+int hq_pairable(const hq_ctx *a, const hq_ctx *b);
 /* Output outlen bytes (0 = the context's default length) without changing
  * ctx. Returns the number of bytes written or a negated hq_status. Fixed-
  * length algorithms accept only their digest length (or 0). */

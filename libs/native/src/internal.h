@@ -114,6 +114,12 @@ struct hq_algo {
   /* Optional: all of hq_hash for a message without customization string,
    * outlen already validated (a one-shot that skips the context). */
   void (*oneshot)(const uint8_t *in, size_t len, uint8_t *out, size_t outlen);
+  /* Optional, set by select: n blocks of each of two independent messages
+   * at once (interleaved where one message leaves the unit idle); NULL when
+   * the path has none. Two contexts pair in hq_update2 when they have the
+   * same blocks2. */
+  void (*blocks2)(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                  const uint8_t *inb, size_t nblocks);
 };
 
 /* Registry (registry.c). NULL for ids with no implementation. */

@@ -13,73 +13,110 @@
 #include <immintrin.h>
 
 void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                           const uint8_t *inb, size_t n);
 
 #define HQ_SHANI __attribute__((target("sha,sse4.1,ssse3")))
 
-/* Rounds 4q..4q+3 with message words in mq; the first quad adds E
- * directly, later ones through SHA1NEXTE on the A..D of the quad before. */
-#define QROUND0(m)                                      \
-  do {                                                  \
-    prev = abcd;                                        \
-    abcd = _mm_sha1rnds4_epu32(abcd, _mm_add_epi32(e, m), 0); \
+/* Rounds 4q..4q+3 of lane x with message words in mq; the first quad adds
+ * E directly, later ones through SHA1NEXTE on the A..D of the quad before. */
+#define QROUND0(x, m)                                                   \
+  do {                                                                  \
+    prev##x = abcd##x;                                                  \
+    abcd##x = _mm_sha1rnds4_epu32(abcd##x, _mm_add_epi32(e##x, m), 0);  \
   } while (0)
-#define QROUND(q, m)                                    \
+#define QROUND(x, q, m)                                 \
   do {                                                  \
-    __m128i ek = _mm_sha1nexte_epu32(prev, m);          \
-    prev = abcd;                                        \
-    abcd = _mm_sha1rnds4_epu32(abcd, ek, (q) / 5);      \
+    __m128i ek = _mm_sha1nexte_epu32(prev##x, m);       \
+    prev##x = abcd##x;                                  \
+    abcd##x = _mm_sha1rnds4_epu32(abcd##x, ek, (q) / 5); \
   } while (0)
 /* W[4q..4q+3] from the four previous quads (§6.1.2 step 1): MSG1 xors in
  * W[t-14], the xor adds W[t-8], MSG2 adds W[t-3] and rotates. */
 #define EXPAND(m4, m3, m2, m1) \
   (m4 = _mm_sha1msg2_epu32(_mm_xor_si128(_mm_sha1msg1_epu32(m4, m3), m2), m1))
-#define QROUND_X(q, m4, m3, m2, m1) \
-  do {                              \
-    EXPAND(m4, m3, m2, m1);         \
-    QROUND(q, m4);                  \
+#define QROUND_X(x, q, a, b, c, d)                 \
+  do {                                             \
+    EXPAND(m##a##x, m##b##x, m##c##x, m##d##x);    \
+    QROUND(x, q, m##a##x);                         \
+  } while (0)
+
+/* The 80 rounds of one block, calling EACH(q, a, b, c, d) per quad q >= 4
+ * (quads 0..3 take the loaded words as they are). */
+#define QUADS_4_TO_19(EACH)                                             \
+  EACH(4, 0, 1, 2, 3); EACH(5, 1, 2, 3, 0); EACH(6, 2, 3, 0, 1);        \
+  EACH(7, 3, 0, 1, 2); EACH(8, 0, 1, 2, 3); EACH(9, 1, 2, 3, 0);        \
+  EACH(10, 2, 3, 0, 1); EACH(11, 3, 0, 1, 2); EACH(12, 0, 1, 2, 3);     \
+  EACH(13, 1, 2, 3, 0); EACH(14, 2, 3, 0, 1); EACH(15, 3, 0, 1, 2);     \
+  EACH(16, 0, 1, 2, 3); EACH(17, 1, 2, 3, 0); EACH(18, 2, 3, 0, 1);     \
+  EACH(19, 3, 0, 1, 2)
+
+#define BSWAP_MASK _mm_set_epi64x(0x0001020304050607ULL, 0x08090a0b0c0d0e0fULL)
+#define LOAD_BLOCK(x, p)                                                     \
+  __m128i m0##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p)), bswap);        \
+  __m128i m1##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 16)), bswap); \
+  __m128i m2##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 32)), bswap); \
+  __m128i m3##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 48)), bswap)
+#define LOAD_STATE(x, s)                                                    \
+  __m128i abcd##x =                                                         \
+      _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(s)), 0x1b);       \
+  __m128i e##x = _mm_set_epi32((int)(s)[4], 0, 0, 0)
+#define STORE_STATE(x, s)                                                   \
+  do {                                                                      \
+    _mm_storeu_si128((__m128i *)(s), _mm_shuffle_epi32(abcd##x, 0x1b));     \
+    (s)[4] = (uint32_t)_mm_extract_epi32(e##x, 3);                          \
   } while (0)
 
 HQ_SHANI void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n) {
-  const __m128i bswap =
-      _mm_set_epi64x(0x0001020304050607ULL, 0x08090a0b0c0d0e0fULL);
-  uint32_t *s = c->s.w32;
-  __m128i abcd = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)s), 0x1b);
-  __m128i e = _mm_set_epi32((int)s[4], 0, 0, 0);
-
+  const __m128i bswap = BSWAP_MASK;
+  LOAD_STATE(_, c->s.w32);
   for (; n--; in += 64) {
-    __m128i abcd0 = abcd, prev;
-    __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)in), bswap);
-    __m128i m1 =
-        _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(in + 16)), bswap);
-    __m128i m2 =
-        _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(in + 32)), bswap);
-    __m128i m3 =
-        _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(in + 48)), bswap);
-    QROUND0(m0);
-    QROUND(1, m1);
-    QROUND(2, m2);
-    QROUND(3, m3);
-    QROUND_X(4, m0, m1, m2, m3);
-    QROUND_X(5, m1, m2, m3, m0);
-    QROUND_X(6, m2, m3, m0, m1);
-    QROUND_X(7, m3, m0, m1, m2);
-    QROUND_X(8, m0, m1, m2, m3);
-    QROUND_X(9, m1, m2, m3, m0);
-    QROUND_X(10, m2, m3, m0, m1);
-    QROUND_X(11, m3, m0, m1, m2);
-    QROUND_X(12, m0, m1, m2, m3);
-    QROUND_X(13, m1, m2, m3, m0);
-    QROUND_X(14, m2, m3, m0, m1);
-    QROUND_X(15, m3, m0, m1, m2);
-    QROUND_X(16, m0, m1, m2, m3);
-    QROUND_X(17, m1, m2, m3, m0);
-    QROUND_X(18, m2, m3, m0, m1);
-    QROUND_X(19, m3, m0, m1, m2);
-    e = _mm_sha1nexte_epu32(prev, e);
-    abcd = _mm_add_epi32(abcd, abcd0);
+    __m128i abcd0_ = abcd_, prev_;
+    LOAD_BLOCK(_, in);
+    QROUND0(_, m0_);
+    QROUND(_, 1, m1_);
+    QROUND(_, 2, m2_);
+    QROUND(_, 3, m3_);
+#define ONE(q, a, b, cc, d) QROUND_X(_, q, a, b, cc, d)
+    QUADS_4_TO_19(ONE);
+#undef ONE
+    e_ = _mm_sha1nexte_epu32(prev_, e_);
+    abcd_ = _mm_add_epi32(abcd_, abcd0_);
   }
+  STORE_STATE(_, c->s.w32);
+}
 
-  _mm_storeu_si128((__m128i *)s, _mm_shuffle_epi32(abcd, 0x1b));
-  s[4] = (uint32_t)_mm_extract_epi32(e, 3);
+/* Two independent messages, n blocks of each, interleaved quad by quad: one
+ * message is bound by the latency of SHA1RNDS4 (on OpenSSL too), and the
+ * second lane uses the issue slots the first leaves idle. */
+HQ_SHANI void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                                    const uint8_t *inb, size_t n) {
+  const __m128i bswap = BSWAP_MASK;
+  LOAD_STATE(A, a->s.w32);
+  LOAD_STATE(B, b->s.w32);
+  for (; n--; ina += 64, inb += 64) {
+    __m128i abcd0A = abcdA, abcd0B = abcdB, prevA, prevB;
+    LOAD_BLOCK(A, ina);
+    LOAD_BLOCK(B, inb);
+    QROUND0(A, m0A);
+    QROUND0(B, m0B);
+    QROUND(A, 1, m1A);
+    QROUND(B, 1, m1B);
+    QROUND(A, 2, m2A);
+    QROUND(B, 2, m2B);
+    QROUND(A, 3, m3A);
+    QROUND(B, 3, m3B);
+#define TWO(q, a_, b_, c_, d_)     \
+  QROUND_X(A, q, a_, b_, c_, d_);  \
+  QROUND_X(B, q, a_, b_, c_, d_)
+    QUADS_4_TO_19(TWO);
+#undef TWO
+    eA = _mm_sha1nexte_epu32(prevA, eA);
+    abcdA = _mm_add_epi32(abcdA, abcd0A);
+    eB = _mm_sha1nexte_epu32(prevB, eB);
+    abcdB = _mm_add_epi32(abcdB, abcd0B);
+  }
+  STORE_STATE(A, a->s.w32);
+  STORE_STATE(B, b->s.w32);
 }
 #endif

@@ -9,6 +9,8 @@
 #include "internal.h"
 
 void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                             const uint8_t *inb, size_t n);
 void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 extern const uint32_t hq_sha256_k[64];
 
@@ -119,11 +121,13 @@ static void sha256_final(hq_ctx *c, uint8_t *out, size_t outlen) {
 
 static void sha256_select(hq_algo *self, uint32_t cpu) {
   self->blocks = sha256_blocks_portable;
+  self->blocks2 = NULL;
   self->impl = "portable";
 #if defined(HQ_X86_64)
   const uint32_t ni = HQ_CPU_X86_SHA | HQ_CPU_X86_SSE41 | HQ_CPU_X86_SSSE3;
   if ((cpu & ni) == ni) {
     self->blocks = hq_sha256_blocks_shani;
+    self->blocks2 = hq_sha256_blocks2_shani;
     self->impl = "sha-ni";
   }
 #elif defined(HQ_ARM64)
