@@ -14,6 +14,7 @@ export const {
   BadArgumentError,
   ASYNC_MIN_BYTES,
   asyncThreshold,
+  asyncStats,
   Hasher,
   algorithms,
   findAlgorithm,

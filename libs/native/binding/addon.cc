@@ -7,7 +7,9 @@
 // they come out as HashqError subclasses with a stable code.
 #include <napi.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -16,9 +18,54 @@
 
 namespace {
 
+// A read-only view of bytes: any TypedArray, DataView or Buffer.
+struct Bytes {
+  const uint8_t *data = nullptr;
+  size_t len = 0;
+};
+
+// Async updates. Each call becomes a task in its environment's queue; at
+// most `limit` DrainWorkers (libuv pool work) are in flight, each taking the
+// oldest task and, where the C core can run two messages interleaved
+// (hq_pairable: SHA-1/SHA-256 on the SHA extensions, where one message is
+// latency-bound), a second task of the same kind, so concurrent updates on
+// different hashers share a pool thread at ~1.5-1.8x the throughput of one.
+// A task keeps its context, its data and its callback referenced until its
+// callback has run, so nothing a pool thread reads is collected.
+struct AsyncTask {
+  hq_ctx *ctx;
+  Bytes data;
+  Napi::ObjectReference ctxRef;
+  Napi::ObjectReference dataRef;
+  Napi::FunctionReference callback;
+};
+
+struct AsyncQueue {
+  std::mutex mu;
+  std::deque<AsyncTask *> pending;  // guarded by mu
+  uint32_t waiting = 0;             // workers queued, not started (mu)
+  uint32_t inFlight = 0;            // main thread only
+  uint32_t limit = 2;               // main thread only (setAsyncLimit)
+  uint64_t tasks = 0;               // main thread only
+  std::atomic<uint64_t> paired{0};  // tasks run as half of a pair
+};
+
+// Per environment (main thread, each worker thread).
 struct InstanceData {
   Napi::FunctionReference errorFactory;  // (status, message) => Error
+  AsyncQueue queue;
+  ~InstanceData() {
+    // Tasks never taken (the environment is going away): their references
+    // belong to a dying environment, so they are not released one by one.
+    for (AsyncTask *t : queue.pending) {
+      t->ctxRef.SuppressDestruct();
+      t->dataRef.SuppressDestruct();
+      t->callback.SuppressDestruct();
+      delete t;
+    }
+  }
 };
+
 
 // Throws a HashqError made by the registered factory (falls back to a plain
 // Error before setup), with status an hq_status (positive).
@@ -37,12 +84,6 @@ void ThrowStatus(Napi::Env env, int status, const std::string &message) {
 void ThrowBadArgument(Napi::Env env, const std::string &message) {
   ThrowStatus(env, HQ_ERR_BAD_ARGUMENT, message);
 }
-
-// A read-only view of bytes: any TypedArray, DataView or Buffer.
-struct Bytes {
-  const uint8_t *data = nullptr;
-  size_t len = 0;
-};
 
 // A TypedArray's bytes, without throwing when v is none.
 bool IsTypedArray(napi_env env, napi_value v, Bytes *out) {
@@ -382,34 +423,78 @@ Napi::Value CtxBytes(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, static_cast<double>(hq_ctx_bytes(ctx)));
 }
 
-// Absorbs data into a context on the thread pool. The context and the data
-// are referenced until the work completes, so neither is collected while
-// a pool thread reads them.
-class UpdateWorker : public Napi::AsyncWorker {
+void Pump(Napi::Env env, AsyncQueue *q);
+
+class DrainWorker : public Napi::AsyncWorker {
  public:
-  UpdateWorker(Napi::Function callback, napi_value ctxObj, hq_ctx *ctx,
-               napi_value dataObj, Bytes data)
-      : Napi::AsyncWorker(callback, "hashq.updateAsync"),
-        ctx_(ctx),
-        data_(data) {
-    ctxRef_ = Napi::Persistent(Napi::Value(Env(), ctxObj).As<Napi::Object>());
-    dataRef_ = Napi::Persistent(Napi::Value(Env(), dataObj).As<Napi::Object>());
+  DrainWorker(Napi::Env env, AsyncQueue *q)
+      : Napi::AsyncWorker(env, "hashq.updateAsync"), q_(q) {}
+
+  void Execute() override {
+    {
+      std::lock_guard<std::mutex> lock(q_->mu);
+      q_->waiting--;
+      if (q_->pending.empty()) return;
+      a_ = q_->pending.front();
+      q_->pending.pop_front();
+      for (auto it = q_->pending.begin(); it != q_->pending.end(); ++it) {
+        if (hq_pairable(a_->ctx, (*it)->ctx)) {
+          b_ = *it;
+          q_->pending.erase(it);
+          break;
+        }
+      }
+    }
+    if (b_) {
+      hq_update2(a_->ctx, a_->data.data, a_->data.len, b_->ctx, b_->data.data,
+                 b_->data.len);
+      q_->paired += 2;
+    } else if (a_) {
+      hq_update(a_->ctx, a_->data.data, a_->data.len);
+    }
   }
 
-  void Execute() override { hq_update(ctx_, data_.data, data_.len); }
-
   void OnOK() override {
-    ctxRef_.Reset();
-    dataRef_.Reset();
-    Callback().Call({});
+    Napi::Env env = Env();
+    q_->inFlight--;
+    // A callback may queue more work (the next slice of a large input). If
+    // the first callback throws, the second still runs; the error is then
+    // rethrown.
+    Finish(a_);
+    Napi::Error first;
+    if (env.IsExceptionPending()) first = env.GetAndClearPendingException();
+    Finish(b_);
+    Pump(env, q_);
+    if (!first.IsEmpty() && !env.IsExceptionPending())
+      first.ThrowAsJavaScriptException();
   }
 
  private:
-  hq_ctx *ctx_;
-  Bytes data_;
-  Napi::ObjectReference ctxRef_;
-  Napi::ObjectReference dataRef_;
+  static void Finish(AsyncTask *t) {
+    if (!t) return;
+    Napi::FunctionReference cb = std::move(t->callback);
+    delete t;  // releases the context and the data
+    cb.Call({});
+  }
+
+  AsyncQueue *q_;
+  AsyncTask *a_ = nullptr;
+  AsyncTask *b_ = nullptr;
 };
+
+// Queues workers while fewer than `limit` are in flight and tasks are
+// waiting that no queued worker will take.
+void Pump(Napi::Env env, AsyncQueue *q) {
+  while (q->inFlight < q->limit) {
+    {
+      std::lock_guard<std::mutex> lock(q->mu);
+      if (q->pending.size() <= q->waiting) return;
+      q->waiting++;
+    }
+    q->inFlight++;
+    (new DrainWorker(env, q))->Queue();
+  }
+}
 
 // updateAsync(ctx, data, callback): data must be bytes (the TypeScript
 // layer turns strings into Buffers first).
@@ -423,10 +508,44 @@ Napi::Value UpdateAsync(const Napi::CallbackInfo &info) {
     ThrowBadArgument(env, "callback must be a function");
     return env.Undefined();
   }
-  auto *w = new UpdateWorker(info[2].As<Napi::Function>(), info[0], ctx,
-                             info[1], in);
-  w->Queue();
+  AsyncQueue *q = &env.GetInstanceData<InstanceData>()->queue;
+  auto *t = new AsyncTask{ctx, in, Napi::Persistent(info[0].As<Napi::Object>()),
+                          Napi::Persistent(info[1].As<Napi::Object>()),
+                          Napi::Persistent(info[2].As<Napi::Function>())};
+  {
+    std::lock_guard<std::mutex> lock(q->mu);
+    q->pending.push_back(t);
+  }
+  q->tasks++;
+  Pump(env, q);
   return env.Undefined();
+}
+
+// setAsyncLimit(n): at most n updates run on the pool at once (n >= 1).
+Napi::Value SetAsyncLimit(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t n;
+  if (!GetUint32(env, info[0], &n, "limit")) return env.Undefined();
+  if (n < 1 || n > 1024) {
+    ThrowBadArgument(env, "limit must be an integer from 1 to 1024");
+    return env.Undefined();
+  }
+  AsyncQueue *q = &env.GetInstanceData<InstanceData>()->queue;
+  q->limit = n;
+  Pump(env, q);
+  return env.Undefined();
+}
+
+// asyncStats(): { limit, inFlight, tasks, paired } of this environment.
+Napi::Value AsyncStats(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  AsyncQueue *q = &env.GetInstanceData<InstanceData>()->queue;
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("limit", Napi::Number::New(env, q->limit));
+  o.Set("inFlight", Napi::Number::New(env, q->inFlight));
+  o.Set("tasks", Napi::Number::New(env, static_cast<double>(q->tasks)));
+  o.Set("paired", Napi::Number::New(env, static_cast<double>(q->paired.load())));
+  return o;
 }
 
 Napi::Value CpuCycles(const Napi::CallbackInfo &info) {
@@ -487,6 +606,8 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("ctxOutlen", Napi::Function::New(env, CtxOutlen));
   exports.Set("ctxBytes", Napi::Function::New(env, CtxBytes));
   exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
+  exports.Set("setAsyncLimit", Napi::Function::New(env, SetAsyncLimit));
+  exports.Set("asyncStats", Napi::Function::New(env, AsyncStats));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));

@@ -35,6 +35,9 @@ export interface NativeAddon {
   ctxOutlen(ctx: Uint8Array): number;
   ctxBytes(ctx: Uint8Array): number;
   updateAsync(ctx: Uint8Array, data: Bytes, done: () => void): void;
+  /** at most n updateAsync() calls of this thread run on the pool at once */
+  setAsyncLimit(n: number): void;
+  asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;

@@ -5,6 +5,8 @@
  * Uint8Array, so copying a hasher is a byte copy and no native object has
  * to be tracked or finalised.
  */
+import * as os from 'node:os';
+
 import { Bytes, native } from './addon';
 import {
   BadArgumentError,
@@ -97,6 +99,36 @@ const SYNC_BUDGET_NS = 30_000;
  * a slice of SHA-256).
  */
 export const ASYNC_SLICE_BYTES = 4 * 1024 * 1024;
+/**
+ * At most this many updateAsync() calls of one thread run on libuv's pool
+ * at once: HASHQ_ASYNC_THREADS if set (1–1024), else the pool size
+ * (UV_THREADPOOL_SIZE, default 4) capped at the CPUs this process may use.
+ * More would only time-share the cores and keep the pool from other work
+ * (fs); calls beyond the limit wait in a queue, where SHA-1/SHA-256
+ * updates of different hashers pair up and run interleaved on one pool
+ * thread (src/core.c hq_update2).
+ */
+export function configuredAsyncLimit(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.HASHQ_ASYNC_THREADS;
+  if (raw !== undefined && raw !== '') {
+    const n = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
+    if (!(n >= 1 && n <= 1024)) {
+      throw new BadArgumentError(`HASHQ_ASYNC_THREADS must be an integer from 1 to 1024, got "${raw}"`);
+    }
+    return n;
+  }
+  const pool = Number.parseInt(env.UV_THREADPOOL_SIZE ?? '', 10);
+  const poolSize = pool >= 1 ? Math.min(pool, 1024) : 4;
+  return Math.max(1, Math.min(poolSize, os.availableParallelism()));
+}
+native.setAsyncLimit(configuredAsyncLimit());
+
+/** The async queue of this thread: its limit, workers on the pool now,
+ * updates queued since load, and how many of them ran paired. */
+export function asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number } {
+  return native.asyncStats();
+}
+
 const PROBE_BYTES = 1024;
 /** Indexed by algorithm id (an array: no Map lookup on every async call). */
 const syncLimits: (number | undefined)[] = [];

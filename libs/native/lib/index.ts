@@ -14,6 +14,7 @@ export type { AlgorithmName, AlgorithmInfo, Input, HasherOptions, HashOptions } 
 export {
   ASYNC_MIN_BYTES,
   asyncThreshold,
+  asyncStats,
   Hasher,
   algorithms,
   findAlgorithm,

@@ -186,6 +186,34 @@ describe('async', () => {
     });
   });
 
+  test('updates beyond the async limit queue and (SHA-NI) pair up: every digest equals Node\'s', async () => {
+    // Many hashers at once, more than the limit: the queue holds the rest,
+    // and SHA-1/SHA-224/SHA-256 updates that meet there run two at a time
+    // (hq_update2), each with its own buffered head and length.
+    const names = ['sha1', 'sha224', 'sha256', 'sha512', 'sha3-256', 'md5'].filter(has);
+    const before = lib.asyncStats();
+    const jobs = Array.from({ length: 24 }, (_, i) => {
+      const name = names[i % names.length];
+      const head = rnd.bytes(rnd.int(130));
+      const parts = [rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(200_000)), rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(9000))];
+      return { name, head, parts, h: lib.createHasher(name).update(head) };
+    });
+    await Promise.all(jobs.map(async (j) => {
+      for (const part of j.parts) await j.h.updateAsync(part);
+    }));
+    for (const j of jobs) {
+      const want = crypto.createHash(j.name).update(j.head).update(j.parts[0]).update(j.parts[1]).digest('hex');
+      expect([j.name, j.h.digest().toString('hex')]).toEqual([j.name, want]);
+    }
+    const after = lib.asyncStats();
+    expect(after.tasks - before.tasks).toBe(48);
+    expect(after.inFlight).toBe(0);
+    expect(after.limit).toBeLessThan(24);
+    // the pairing path ran exactly where the dispatched path has one
+    const pairs = ['sha1', 'sha256'].some((n) => has(n) && lib.implementation(n) === 'sha-ni');
+    expect(after.paired - before.paired > 0).toBe(pairs);
+  });
+
   test('a second call while an async update is in flight is refused (ERR_BUSY), state intact', async () => {
     const h = lib.createHasher(main);
     const p = h.updateAsync(big);

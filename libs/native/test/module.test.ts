@@ -69,3 +69,36 @@ test('loads in worker threads beside the main thread (one dispatch per process)'
     }))).then(async (r) => { await pending; console.log(r.join(' ')); });`;
   expect(node(['-e', code])).toBe(`${expected} ${expected}`);
 });
+
+describe('HASHQ_ASYNC_THREADS', () => {
+  const { configuredAsyncLimit } = require('../lib/hasher') as typeof import('../lib/hasher');
+  const cpus = require('node:os').availableParallelism() as number;
+
+  test('defaults to the pool size capped at the CPUs; an explicit value wins', () => {
+    expect(configuredAsyncLimit({})).toBe(Math.min(4, cpus));
+    expect(configuredAsyncLimit({ UV_THREADPOOL_SIZE: '1' })).toBe(1);
+    expect(configuredAsyncLimit({ UV_THREADPOOL_SIZE: '64' })).toBe(cpus);
+    expect(configuredAsyncLimit({ HASHQ_ASYNC_THREADS: '3', UV_THREADPOOL_SIZE: '1' })).toBe(3);
+    expect(configuredAsyncLimit({ HASHQ_ASYNC_THREADS: '' })).toBe(Math.min(4, cpus));
+  });
+
+  test.each(['0', 'abc', '1025', '2.5', ' 2', '-1'])('rejects %p with ERR_BAD_ARGUMENT', (raw) => {
+    expect(() => configuredAsyncLimit({ HASHQ_ASYNC_THREADS: raw })).toThrow(
+      expect.objectContaining({ code: 'ERR_BAD_ARGUMENT', message: expect.stringContaining('HASHQ_ASYNC_THREADS') }),
+    );
+  });
+
+  test('is applied when the package loads; a bad value fails the load with its code', () => {
+    const code = `const m = require('@hashq/native'); console.log(m.asyncStats().limit)`;
+    const run = (value: string) =>
+      spawnSync(process.execPath, ['-e', code], {
+        cwd: root,
+        env: { ...process.env, HASHQ_ASYNC_THREADS: value },
+        encoding: 'utf8',
+      });
+    expect(run('1').stdout.trim()).toBe('1');
+    const bad = run('zero');
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toContain('ERR_BAD_ARGUMENT');
+  });
+});
