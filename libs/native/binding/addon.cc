@@ -48,6 +48,7 @@ struct AsyncQueue {
   uint32_t limit = 2;               // main thread only (setAsyncLimit)
   uint64_t tasks = 0;               // main thread only
   std::atomic<uint64_t> paired{0};  // tasks run as half of a pair
+  bool closed = false;              // main thread only: JS cannot run
 };
 
 // Per environment (main thread, each worker thread).
@@ -455,26 +456,40 @@ class DrainWorker : public Napi::AsyncWorker {
   }
 
   void OnOK() override {
-    Napi::Env env = Env();
+    napi_env env = Env();
     q_->inFlight--;
     // A callback may queue more work (the next slice of a large input). If
-    // the first callback throws, the second still runs; the error is then
-    // rethrown.
-    Finish(a_);
-    Napi::Error first;
-    if (env.IsExceptionPending()) first = env.GetAndClearPendingException();
-    Finish(b_);
-    Pump(env, q_);
-    if (!first.IsEmpty() && !env.IsExceptionPending())
-      first.ThrowAsJavaScriptException();
+    // the first callback throws, the second still runs, then the error goes
+    // to 'uncaughtException' as from any other callback.
+    napi_value error = nullptr;
+    bool live = Finish(env, a_, &error);
+    live = Finish(env, b_, &error) && live;
+    if (!live) q_->closed = true;  // shutting down: no more pool work
+    Pump(Env(), q_);
+    if (error) napi_fatal_exception(env, error);
   }
 
  private:
-  static void Finish(AsyncTask *t) {
-    if (!t) return;
+  // Releases the task and calls its callback with raw Node-API calls that
+  // report failure instead of throwing: while a worker thread terminates,
+  // JavaScript can no longer run, and a throw would abort the process.
+  // False when JavaScript could not be called at all.
+  static bool Finish(napi_env env, AsyncTask *t, napi_value *error) {
+    if (!t) return true;
     Napi::FunctionReference cb = std::move(t->callback);
     delete t;  // releases the context and the data
-    cb.Call({});
+    napi_value fn, recv, result;
+    if (napi_get_reference_value(env, cb, &fn) != napi_ok || !fn) return false;
+    napi_get_undefined(env, &recv);
+    if (napi_call_function(env, recv, fn, 0, nullptr, &result) == napi_ok)
+      return true;
+    bool pending = false;
+    napi_is_exception_pending(env, &pending);
+    if (!pending) return false;
+    napi_value e;
+    napi_get_and_clear_last_exception(env, &e);
+    if (!*error) *error = e;
+    return true;
   }
 
   AsyncQueue *q_;
@@ -485,7 +500,7 @@ class DrainWorker : public Napi::AsyncWorker {
 // Queues workers while fewer than `limit` are in flight and tasks are
 // waiting that no queued worker will take.
 void Pump(Napi::Env env, AsyncQueue *q) {
-  while (q->inFlight < q->limit) {
+  while (!q->closed && q->inFlight < q->limit) {
     {
       std::lock_guard<std::mutex> lock(q->mu);
       if (q->pending.size() <= q->waiting) return;

@@ -70,6 +70,53 @@ test('loads in worker threads beside the main thread (one dispatch per process)'
   expect(node(['-e', code])).toBe(`${expected} ${expected}`);
 });
 
+test('worker threads terminated while their async updates are queued or running: the process lives on', () => {
+  // Each worker queues a dozen multi-MiB updates (more than the async limit:
+  // some wait, some run, some pair) and is terminated a few ms later; the
+  // pending completions then arrive while the worker's JavaScript can no
+  // longer run. This used to abort the process (napi_throw in teardown).
+  const code = `const { Worker } = require('node:worker_threads');
+    const src = "const m = require('@hashq/native'); const { parentPort } = require('node:worker_threads');" +
+      "for (let i = 0; i < 12; i++) m.createHasher(i % 3 ? 'sha256' : 'sha1').updateAsync(Buffer.alloc((3 << 20) + i, i));" +
+      "parentPort.postMessage('started');";
+    (async () => {
+      for (let r = 0; r < 20; r++) {
+        const w = new Worker(src, { eval: true });
+        await new Promise((ok) => w.once('message', ok));
+        await new Promise((ok) => setTimeout(ok, r % 5));
+        await w.terminate();
+      }
+      console.log('alive');
+    })();`;
+  expect(node(['-e', code])).toBe('alive');
+});
+
+test('an async callback that throws: the error reaches uncaughtException, the other callbacks still run', () => {
+  // Through the internal addon API (the package's own callbacks never throw):
+  // limit 1, three 1 MiB updates of different contexts; with SHA-NI two of
+  // them run as a pair, so a throw in one callback must not swallow the other.
+  const code = `const { native } = require('./dist/addon.js');
+    const m = require('@hashq/native');
+    native.setAsyncLimit(1);
+    const seen = [];
+    process.on('uncaughtException', (e) => seen.push('uncaught ' + e.message));
+    const id = m.findAlgorithm('sha256').id;
+    const data = Buffer.alloc(1 << 20, 1);
+    const ctx = [0, 1, 2].map(() => { const c = new Uint8Array(native.ctxSize); native.init(c, id, undefined, 0); return c; });
+    native.updateAsync(ctx[0], data, () => seen.push('a'));
+    native.updateAsync(ctx[1], data, () => { seen.push('b'); throw new Error('boom'); });
+    native.updateAsync(ctx[2], data, () => seen.push('c'));
+    setTimeout(() => { console.log('stuck ' + JSON.stringify(seen)); process.exit(1); }, 60000).unref();
+    const wait = setInterval(() => {
+      if (seen.length < 4) return;
+      clearInterval(wait);
+      const out = Buffer.alloc(32);
+      const same = ctx.every((c) => (native.final(c, out, 32), out.equals(m.hash('sha256', data))));
+      console.log(JSON.stringify(seen.sort()), same, native.asyncStats().inFlight);
+    }, 5);`;
+  expect(node(['-e', code])).toBe('["a","b","c","uncaught boom"] true 0');
+});
+
 describe('HASHQ_ASYNC_THREADS', () => {
   const { configuredAsyncLimit } = require('../lib/hasher') as typeof import('../lib/hasher');
   const cpus = require('node:os').availableParallelism() as number;
