@@ -25,10 +25,25 @@ static void exercise(const uint8_t *copy, size_t size) {
   /* resumable-hash states are converted to our format on load */
   if (!(size == 96 || size == 112) && (n != size || memcmp(again, copy, n) != 0))
     abort();
-  hq_update(ctx, copy, size);
+  /* the same state also absorbs through hq_update2, beside a fresh context
+   * of its algorithm (interleaved where the path pairs them): same digest */
+  _Alignas(8) uint8_t twinbuf[HQ_CTX_SIZE], otherbuf[HQ_CTX_SIZE];
+  uint8_t out2[64];
+  hq_ctx *twin = (hq_ctx *)twinbuf, *other = (hq_ctx *)otherbuf;
+  memcpy(twinbuf, ctxbuf, sizeof twinbuf);
+  int paired = hq_init(other, hq_ctx_algorithm(ctx), NULL, 0, 0) == 0;
+  /* a message of several blocks, made of the input repeated */
+  static uint8_t msg[1024];
+  size_t len = size ? 500 + size % 500 : 0;
+  for (size_t i = 0; i < len; i++) msg[i] = copy[i % size];
+  hq_update(ctx, msg, len);
+  if (paired) hq_update2(twin, msg, len, other, msg + len / 3, len - len / 3);
   /* an XOF may carry a long default length: ask for 64 bytes then */
   size_t want = hq_ctx_outlen(ctx) <= sizeof out ? 0 : sizeof out;
-  if (hq_final(ctx, out, want) < 0) abort();
+  long got = hq_final(ctx, out, want);
+  if (got < 0) abort();
+  if (paired && (hq_final(twin, out2, want) != got || memcmp(out, out2, (size_t)got) != 0))
+    abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
