@@ -12,6 +12,8 @@
 #if defined(HQ_X86_64)
 #include <immintrin.h>
 
+#include "shani_common.h"
+
 void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
                            const uint8_t *inb, size_t n);
@@ -41,22 +43,13 @@ void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
     QROUND(x, q, m##a##x);                         \
   } while (0)
 
-/* The 80 rounds of one block, calling EACH(q, a, b, c, d) per quad q >= 4
- * (quads 0..3 take the loaded words as they are). */
+/* Quads 4..19 of a block, EACH(q, a, b, c, d) each (quads 0..3 take the
+ * loaded words as they are). */
 #define QUADS_4_TO_19(EACH)                                             \
-  EACH(4, 0, 1, 2, 3); EACH(5, 1, 2, 3, 0); EACH(6, 2, 3, 0, 1);        \
-  EACH(7, 3, 0, 1, 2); EACH(8, 0, 1, 2, 3); EACH(9, 1, 2, 3, 0);        \
-  EACH(10, 2, 3, 0, 1); EACH(11, 3, 0, 1, 2); EACH(12, 0, 1, 2, 3);     \
-  EACH(13, 1, 2, 3, 0); EACH(14, 2, 3, 0, 1); EACH(15, 3, 0, 1, 2);     \
-  EACH(16, 0, 1, 2, 3); EACH(17, 1, 2, 3, 0); EACH(18, 2, 3, 0, 1);     \
-  EACH(19, 3, 0, 1, 2)
+  SHANI_RING4(EACH, 4); SHANI_RING4(EACH, 8); SHANI_RING4(EACH, 12);    \
+  SHANI_RING4(EACH, 16)
 
 #define BSWAP_MASK _mm_set_epi64x(0x0001020304050607ULL, 0x08090a0b0c0d0e0fULL)
-#define LOAD_BLOCK(x, p)                                                     \
-  __m128i m0##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p)), bswap);        \
-  __m128i m1##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 16)), bswap); \
-  __m128i m2##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 32)), bswap); \
-  __m128i m3##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 48)), bswap)
 #define LOAD_STATE(x, s)                                                    \
   __m128i abcd##x =                                                         \
       _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(s)), 0x1b);       \
@@ -72,7 +65,7 @@ HQ_SHANI void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n) {
   LOAD_STATE(_, c->s.w32);
   for (; n--; in += 64) {
     __m128i abcd0_ = abcd_, prev_;
-    LOAD_BLOCK(_, in);
+    SHANI_LOAD_BLOCK(_, in);
     QROUND0(_, m0_);
     QROUND(_, 1, m1_);
     QROUND(_, 2, m2_);
@@ -96,8 +89,8 @@ HQ_SHANI void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
   LOAD_STATE(B, b->s.w32);
   for (; n--; ina += 64, inb += 64) {
     __m128i abcd0A = abcdA, abcd0B = abcdB, prevA, prevB;
-    LOAD_BLOCK(A, ina);
-    LOAD_BLOCK(B, inb);
+    SHANI_LOAD_BLOCK(A, ina);
+    SHANI_LOAD_BLOCK(B, inb);
     QROUND0(A, m0A);
     QROUND0(B, m0B);
     QROUND(A, 1, m1A);

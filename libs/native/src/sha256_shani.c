@@ -11,6 +11,8 @@
 #if defined(HQ_X86_64)
 #include <immintrin.h>
 
+#include "shani_common.h"
+
 void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
                              const uint8_t *inb, size_t n);
@@ -35,24 +37,15 @@ extern const uint32_t hq_sha256_k[64];
           mi3);                                                             \
   } while (0)
 
-/* The 64 rounds of one block for the lanes listed in ROUNDS_LANES (one
- * lane, or two interleaved): lane x uses abef##x, cdgh##x, m0##x..m3##x. */
+/* The 64 rounds of one block: EACH(i, a, b, c, d) per group of four
+ * rounds; lane x uses abef##x, cdgh##x and m0##x..m3##x. */
 #define LANE(x, i, a, b, c, d) \
   QROUND(i, abef##x, cdgh##x, m##a##x, m##b##x, m##c##x, m##d##x)
 #define ALL_ROUNDS(EACH)                                                    \
-  EACH(0, 0, 1, 2, 3); EACH(1, 1, 2, 3, 0); EACH(2, 2, 3, 0, 1);            \
-  EACH(3, 3, 0, 1, 2); EACH(4, 0, 1, 2, 3); EACH(5, 1, 2, 3, 0);            \
-  EACH(6, 2, 3, 0, 1); EACH(7, 3, 0, 1, 2); EACH(8, 0, 1, 2, 3);            \
-  EACH(9, 1, 2, 3, 0); EACH(10, 2, 3, 0, 1); EACH(11, 3, 0, 1, 2);          \
-  EACH(12, 0, 1, 2, 3); EACH(13, 1, 2, 3, 0); EACH(14, 2, 3, 0, 1);         \
-  EACH(15, 3, 0, 1, 2)
+  SHANI_RING4(EACH, 0); SHANI_RING4(EACH, 4); SHANI_RING4(EACH, 8);         \
+  SHANI_RING4(EACH, 12)
 
 #define BSWAP_MASK _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL)
-#define LOAD_BLOCK(x, p)                                                     \
-  __m128i m0##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p)), bswap);        \
-  __m128i m1##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 16)), bswap); \
-  __m128i m2##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 32)), bswap); \
-  __m128i m3##x = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((p) + 48)), bswap)
 
 /* H0..H7 to/from the {A,B,E,F} / {C,D,G,H} split. */
 static inline HQ_SHANI void load_state(const uint32_t *s, __m128i *abef,
@@ -78,7 +71,7 @@ HQ_SHANI void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n) {
   load_state(c->s.w32, &abef_, &cdgh_);
   for (; n--; in += 64) {
     __m128i abef0 = abef_, cdgh0 = cdgh_;
-    LOAD_BLOCK(_, in);
+    SHANI_LOAD_BLOCK(_, in);
 #define ONE(i, a, b, cc, d) LANE(_, i, a, b, cc, d)
     ALL_ROUNDS(ONE);
 #undef ONE
@@ -102,8 +95,8 @@ HQ_SHANI void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina,
   load_state(b->s.w32, &abefB, &cdghB);
   for (; n--; ina += 64, inb += 64) {
     __m128i abef0A = abefA, cdgh0A = cdghA, abef0B = abefB, cdgh0B = cdghB;
-    LOAD_BLOCK(A, ina);
-    LOAD_BLOCK(B, inb);
+    SHANI_LOAD_BLOCK(A, ina);
+    SHANI_LOAD_BLOCK(B, inb);
 #define TWO(i, a_, b_, c_, d_)   \
   LANE(A, i, a_, b_, c_, d_);    \
   LANE(B, i, a_, b_, c_, d_)
