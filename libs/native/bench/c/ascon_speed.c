@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "hashq.h"
+#include "bench_util.h"
 
 #define MIB (1u << 20)
 #define LONG (64u << 10)
@@ -29,11 +30,6 @@
 #define RUNS 301
 
 static uint8_t *buf;
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 static _Alignas(8) uint8_t ctx[2][HQ_CTX_SIZE];
 
@@ -51,18 +47,6 @@ static double run(int id, int path, int r, int long_msg) {
       hq_hash(id, buf + (i & 63), SHORT, NULL, 0, out, 0);
   }
   return (double)(hq_cpucycles() - t0);
-}
-
-/* counter ticks per second, from a 200 ms sleep against CLOCK_MONOTONIC */
-static double counter_rate(void) {
-  struct timespec a, b, d = {0, 200000000};
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  uint64_t c0 = hq_cpucycles();
-  nanosleep(&d, NULL);
-  uint64_t c1 = hq_cpucycles();
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  double ns = (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
-  return (double)(c1 - c0) / ns * 1e9;
 }
 
 int main(int argc, char **argv) {

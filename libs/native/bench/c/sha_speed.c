@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "hashq.h"
+#include "bench_util.h"
 #ifdef HQ_BENCH_OPENSSL
 #include <openssl/evp.h>
 #endif
@@ -35,11 +36,6 @@
 
 static uint8_t *buf;
 static double tsc_hz;
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 struct quartiles { double min, q1, median; };
 
@@ -117,18 +113,6 @@ static void report(const char *name, const char *path, int long_msg) {
            o.median / bytes, o.min / q.min, o.median / q.median);
   }
   printf("\n");
-}
-
-/* counter ticks per second, from a 200 ms sleep against CLOCK_MONOTONIC */
-static double counter_rate(void) {
-  struct timespec a, b, d = {0, 200000000};
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  uint64_t c0 = hq_cpucycles();
-  nanosleep(&d, NULL);
-  uint64_t c1 = hq_cpucycles();
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  double ns = (b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec);
-  return (double)(c1 - c0) / ns * 1e9;
 }
 
 int main(int argc, char **argv) {
