@@ -86,38 +86,8 @@ void hq_keccak_blocks_r168_avx512(hq_ctx *c, const uint8_t *in, size_t n);
                           _mm_loadl_epi64((const __m128i *)(in + 8 * (i))));
 #define STORE(i, xy) _mm_storel_epi64((__m128i *)(s + (i)), a##xy);
 
-/* XOR n blocks of `lanes` lanes into the state, permuting after each
- * (lanes = 0: just permute n times). */
-static inline __attribute__((always_inline)) KECCAK_AVX512 void
-keccak_absorb_avx512(uint64_t *s, const uint8_t *in, size_t n,
-                     unsigned lanes) {
-  LANES(DECLARE)
-  while (n--) {
-    LANES(ABSORB)
-    if (lanes) in += 8 * lanes;
-    for (int r = 0; r < 24; r += 2) {
-      ROUND(a, e, keccak_rc[r]);
-      ROUND(e, a, keccak_rc[r + 1]);
-    }
-  }
-  LANES(STORE)
-}
-
-KECCAK_AVX512 void hq_keccak_f1600_avx512(uint64_t *s) {
-  keccak_absorb_avx512(s, NULL, 1, 0);
-}
-KECCAK_AVX512 void hq_keccak_blocks_r72_avx512(hq_ctx *c, const uint8_t *in,
-                                               size_t n) {
-  keccak_absorb_avx512(c->s.w64, in, n, 72 / 8);
-}
-KECCAK_AVX512 void hq_keccak_blocks_r136_avx512(hq_ctx *c, const uint8_t *in,
-                                                size_t n) {
-  keccak_absorb_avx512(c->s.w64, in, n, 136 / 8);
-}
-KECCAK_AVX512 void hq_keccak_blocks_r168_avx512(hq_ctx *c, const uint8_t *in,
-                                                size_t n) {
-  keccak_absorb_avx512(c->s.w64, in, n, 168 / 8);
-}
+#define KECCAK_NAME(f) hq_keccak_##f##_avx512
+KECCAK_BUILD(KECCAK_AVX512, KECCAK_AVX512, KECCAK_NAME)
 #else
 typedef int hq_keccak_avx512_unused; /* ISO C forbids an empty file */
 #endif

@@ -106,40 +106,5 @@
   if ((i) < lanes) a##xy ^= hq_load64_le(in + 8 * (i));
 #define STORE(i, xy) s[i] = a##xy ^ KC_##xy;
 
-/*
- * XOR n blocks of `lanes` lanes into the state, permuting after each
- * (lanes = 0: just permute n times; `in` is not read). Inlined with a
- * constant `lanes` so the loads are unrolled per rate.
- */
-static inline __attribute__((always_inline)) void
-keccak_absorb_lanes(uint64_t *s, const uint8_t *in, size_t n,
-                    unsigned lanes) {
-  LANES(DECLARE)
-  while (n--) {
-    LANES(ABSORB)
-    if (lanes) in += 8 * lanes;
-    for (int r = 0; r < 24; r += 2) {
-      ROUND(a, e, keccak_rc[r]);
-      ROUND(e, a, keccak_rc[r + 1]);
-    }
-  }
-  LANES(STORE)
-}
-
-/* The block functions of one build: hq_algo.blocks per rate, and the bare
- * permutation for squeezing. */
-KECCAK_TARGET void KECCAK_NAME(f1600)(uint64_t *s) {
-  keccak_absorb_lanes(s, NULL, 1, 0);
-}
-KECCAK_TARGET void KECCAK_NAME(blocks_r72)(hq_ctx *c, const uint8_t *in,
-                                           size_t n) {
-  keccak_absorb_lanes(c->s.w64, in, n, 72 / 8);
-}
-KECCAK_TARGET void KECCAK_NAME(blocks_r136)(hq_ctx *c, const uint8_t *in,
-                                            size_t n) {
-  keccak_absorb_lanes(c->s.w64, in, n, 136 / 8);
-}
-KECCAK_TARGET void KECCAK_NAME(blocks_r168)(hq_ctx *c, const uint8_t *in,
-                                            size_t n) {
-  keccak_absorb_lanes(c->s.w64, in, n, 168 / 8);
-}
+/* The block loop and the functions of this build (keccak_common.h). */
+KECCAK_BUILD(KECCAK_TARGET, , KECCAK_NAME)
