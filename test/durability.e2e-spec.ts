@@ -34,32 +34,42 @@ describe('durability: Redis loss', () => {
     await env.setUp();
     const JOBS = 20;
     const paths: string[] = [];
-    for (let i = 0; i < JOBS; i++) paths.push(await env.createFile(`f${i}.bin`, 12));
+    // The first two (taken first: BullMQ is FIFO, concurrency 2) are large, so they are still in
+    // flight when the loss happens; the rest are small to keep the test short.
+    for (let i = 0; i < JOBS; i++) paths.push(await env.createFile(`f${i}.bin`, i < 2 ? 64 : 12));
     const expected = await Promise.all(paths.map((path) => fileDigest('sha256', path)));
     const ids: string[] = [];
     for (const path of paths) ids.push(await env.submit(path, ['sha256', 'sha512']));
 
     const worker = env.startWorker({ ...settings, WORKER_CONCURRENCY: '2' });
     await worker.waitForLog((line) => ids.includes(line.jobId as string) && isCheckpoint(4 * MiB)(line), 60_000);
-
-    // Lose Redis: delete only this test's keys.
-    const redis = new Redis(env.env.redisUrl, { maxRetriesPerRequest: 1 });
-    let deleted = 0;
+    // Freeze the worker (SIGSTOP) while Redis is lost and PostgreSQL is read, so that what the test
+    // asserts about the moment of the loss holds by construction, not by a race with the hashing
+    // (it once failed in CI: 12 MiB jobs finished between the log line and the query, running = 0).
+    process.kill(worker.pid, 'SIGSTOP');
+    let byStatus: Record<string, number>;
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.env.queuePrefix}:*`, 'COUNT', 1000);
-        if (keys.length > 0) deleted += await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      // Lose Redis: delete only this test's keys.
+      const redis = new Redis(env.env.redisUrl, { maxRetriesPerRequest: 1 });
+      let deleted = 0;
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.env.queuePrefix}:*`, 'COUNT', 1000);
+          if (keys.length > 0) deleted += await redis.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      } finally {
+        redis.disconnect();
+      }
+      expect(deleted).toBeGreaterThan(0);
+      const { rows } = await env.db.query<{ status: string; n: number }>(
+        `SELECT status, count(*)::int AS n FROM jobs GROUP BY status`,
+      );
+      byStatus = Object.fromEntries(rows.map((row) => [row.status, row.n]));
     } finally {
-      redis.disconnect();
+      process.kill(worker.pid, 'SIGCONT');
     }
-    expect(deleted).toBeGreaterThan(0);
-    const { rows } = await env.db.query<{ status: string; n: number }>(
-      `SELECT status, count(*)::int AS n FROM jobs GROUP BY status`,
-    );
-    const byStatus = Object.fromEntries(rows.map((row) => [row.status, row.n]));
     expect(byStatus.queued ?? 0).toBeGreaterThanOrEqual(10); // the loss happened with jobs still waiting
     expect(byStatus.running ?? 0).toBeGreaterThanOrEqual(1); // … and with jobs in flight
 
