@@ -46,12 +46,14 @@ static inline HQ_AVX2 __m128i ssig1_avx2(__m128i x) {
 #define SSIG0(x) ssig0_avx2(x, rot8)
 #define SSIG1(x) ssig1_avx2(x)
 #define SHA512_VEC_CHUNK_LOOP _Pragma("GCC unroll 4")
+#define SHA512_VEC_ROUND SHA512_ROUND
 #include "sha512_vec.h"
 #undef SHA512_VEC_FN
 #undef SHA512_VEC_TARGET
 #undef SSIG0
 #undef SSIG1
 #undef SHA512_VEC_CHUNK_LOOP
+#undef SHA512_VEC_ROUND
 
 /* 0x96: the truth table of x ^ y ^ z */
 static inline HQ_AVX512VL __m128i ssig0_avx512(__m128i x) {
@@ -69,10 +71,12 @@ static inline HQ_AVX512VL __m128i ssig1_avx512(__m128i x) {
 #define SSIG0(x) ssig0_avx512(x)
 #define SSIG1(x) ssig1_avx512(x)
 #define SHA512_VEC_CHUNK_LOOP _Pragma("GCC unroll 1")
+#define SHA512_VEC_ROUND SHA512_ROUND_E4
 #include "sha512_vec.h"
 #undef SHA512_VEC_FN
 #undef SHA512_VEC_TARGET
 #undef SSIG0
 #undef SSIG1
 #undef SHA512_VEC_CHUNK_LOOP
+#undef SHA512_VEC_ROUND
 #endif

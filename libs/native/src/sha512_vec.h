@@ -8,6 +8,7 @@
  *   SHA512_VEC_CHUNK_LOOP  _Pragma("GCC unroll 1") or ("GCC unroll 4"): the
  *                      loop over chunks rolled or unrolled (which is faster
  *                      depends on the instance; see sha512_avx2.c),
+ *   SHA512_VEC_ROUND   SHA512_ROUND or SHA512_ROUND_E4 (sha512_rounds.h),
  * and gets SHA512_VEC_FN(hq_ctx *, const uint8_t *in, size_t n).
  *
  * The scalar rounds of sha512_rounds.h read K[t] + W[t] from a 16-word
@@ -46,7 +47,7 @@
   } while (0)
 
 #define R(a, b, c, d, e, f, g, h, k) \
-  SHA512_ROUND(a, b, c, d, e, f, g, h, cur[k])
+  SHA512_VEC_ROUND(a, b, c, d, e, f, g, h, cur[k])
 
 /* 16 rounds on cur[0..15], with one step (two words) of the next chunk's
  * schedule, SCHED2(t, j), after every second round. */
