@@ -318,15 +318,17 @@ Napi::Value Final(const Napi::CallbackInfo &info) {
   return rc < 0 ? env.Undefined() : Napi::Number::New(env, rc);
 }
 
-// hash(id, data, out, outlen, custom | undefined) → bytes written.
+// hash(id, data, out, outlen | undefined, custom | undefined): the digest
+// in out (outlen 0 or left out: the algorithm's default length).
 Napi::Value Hash(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  uint32_t id, outlen;
+  uint32_t id, outlen = 0;
   if (!GetUint32(env, info[0], &id, "algorithm id")) return env.Undefined();
   uint8_t *out;
   size_t cap;
   if (!GetOutput(env, info[2], &out, &cap, "output") ||
-      !GetUint32(env, info[3], &outlen, "output length"))
+      (!info[3].IsUndefined() &&
+       !GetUint32(env, info[3], &outlen, "output length")))
     return env.Undefined();
   const hq_info *a = hq_info_of(static_cast<int>(id));
   if (!a) {
@@ -365,7 +367,39 @@ Napi::Value Hash(const Napi::CallbackInfo &info) {
                 "length)");
     return env.Undefined();
   }
-  return Napi::Number::New(env, rc);
+  return env.Undefined();
+}
+
+// The one-shot's common case, hash(id, data, out) with three arguments
+// (default output length, no customization, data a TypedArray), in raw N-API
+// calls: node-addon-api's CallbackInfo, a fourth argument to convert and a
+// returned Number cost about 25 ns of the ~300 ns a 64-byte hash takes
+// through Node (measured with empty functions: 17 ns raw, 27 ns through
+// node-addon-api, ~9 ns per integer argument). Whatever else it is given,
+// or a call the core refuses, goes to Hash(), which validates and throws.
+napi_value HashFast(napi_env env, napi_callback_info cbinfo) {
+  size_t argc = 3;
+  napi_value argv[3];
+  if (napi_get_cb_info(env, cbinfo, &argc, argv, nullptr, nullptr) == napi_ok &&
+      argc == 3) {
+    double id;
+    Bytes in;
+    napi_typedarray_type type;
+    size_t cap;
+    void *out;
+    const hq_info *a;
+    if (napi_get_value_double(env, argv[0], &id) == napi_ok && id >= 0 &&
+        id <= 255 && id == static_cast<double>(static_cast<int>(id)) &&
+        (a = hq_info_of(static_cast<int>(id))) != nullptr &&
+        IsTypedArray(env, argv[1], &in) &&
+        napi_get_typedarray_info(env, argv[2], &type, &cap, &out, nullptr,
+                                 nullptr) == napi_ok &&
+        type == napi_uint8_array && cap >= a->digest_len &&
+        hq_hash(static_cast<int>(id), in.data, in.len, nullptr, 0,
+                static_cast<uint8_t *>(out), 0) >= 0)
+      return nullptr;
+  }
+  return Hash(Napi::CallbackInfo(env, cbinfo));
 }
 
 // serialize(ctx, out, offset) → length written at out[offset…]; at least
@@ -615,7 +649,11 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("update", Napi::Function::New(env, Update));
   exports.Set("copyUpdate", Napi::Function::New(env, CopyUpdate));
   exports.Set("final", Napi::Function::New(env, Final));
-  exports.Set("hash", Napi::Function::New(env, Hash));
+  {
+    napi_value hash;
+    napi_create_function(env, "hash", NAPI_AUTO_LENGTH, HashFast, nullptr, &hash);
+    exports.Set("hash", Napi::Value(env, hash));
+  }
   exports.Set("serialize", Napi::Function::New(env, Serialize));
   exports.Set("deserialize", Napi::Function::New(env, Deserialize));
   exports.Set("ctxOutlen", Napi::Function::New(env, CtxOutlen));

@@ -27,7 +27,9 @@ export interface NativeAddon {
   update(ctx: Uint8Array, data: Bytes | string): void;
   copyUpdate(dst: Uint8Array, src: Uint8Array, data: Bytes): void;
   final(ctx: Uint8Array, out: Uint8Array, outlen: number): number;
-  hash(id: number, data: Bytes | string, out: Uint8Array, outlen: number, custom?: Bytes): number;
+  /** The digest into out; outlen 0 or left out: the default length. Three arguments and data a
+   * TypedArray take a shorter path in the addon (see HashFast in binding/addon.cc). */
+  hash(id: number, data: Bytes | string, out: Uint8Array, outlen?: number, custom?: Bytes): void;
   /** writes at out[offset…] (HQ_STATE_MAX bytes must fit), returns the length */
   serialize(ctx: Uint8Array, out: Uint8Array, offset?: number): number;
   /** the algorithm id (> 0), or a negated hq_status */

@@ -142,7 +142,7 @@ export function syncLimit(info: AlgorithmInfo): number {
     let best = Infinity;
     for (let i = 0; i < 3; i++) {
       const t0 = process.hrtime.bigint();
-      native.hash(info.id, probe, out, 0);
+      native.hash(info.id, probe, out);
       best = Math.min(best, Number(process.hrtime.bigint() - t0));
     }
     const bytes = Math.floor((PROBE_BYTES * SYNC_BUDGET_NS) / Math.max(best, 1) / 1024) * 1024;
@@ -484,7 +484,7 @@ export function hash(name: AlgorithmName | string, data: Input, options?: HashOp
   const info = byName.get(name) ?? lookup(name);
   if (options === undefined) {
     const out = Buffer.allocUnsafe(info.digestLength);
-    native.hash(info.id, data, out, 0);
+    native.hash(info.id, data, out);
     return out;
   }
   const len = outputLength(info, options.length ?? options.outputLength, info.digestLength);
