@@ -449,7 +449,8 @@ function printChecks() {
   console.log(head);
   console.log('-'.repeat(head.length));
   for (const c of checks) {
-    const v = c.unit === 'x' ? `${c.value.toFixed(2)}x` : `${c.value.toFixed(c.value < 10 ? 3 : 1)} ${c.unit}`;
+    // three decimals: at parity a ratio of 0.998 fails ">= 1.0x" and must not print as 1.00x
+    const v = c.unit === 'x' ? `${c.value.toFixed(3)}x` : `${c.value.toFixed(c.value < 10 ? 3 : 1)} ${c.unit}`;
     console.log(c.what.padEnd(70) + v.padStart(10) + '  ' + c.target.padEnd(12) + (c.pass ? 'PASS' : 'FAIL'));
   }
   const failed = checks.filter((c) => !c.pass).length;
