@@ -3,11 +3,10 @@
  * processes on real PostgreSQL + Redis. Digests are compared with Node's crypto.
  */
 import { open } from 'node:fs/promises';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@hashq/database';
 import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
-import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
+import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
 
 const settings = {
   CHUNK_BYTES: String(8 * MiB),
@@ -24,11 +23,20 @@ describe('worker recovery (real processes)', () => {
   it('SIGTERM checkpoints the current position, releases the job, and the next worker resumes from there', async () => {
     const path = await env.createFile('graceful.bin', 160);
     const id = await env.submit(path, ['sha256', 'sha512']);
+    // SIGTERM must find the job mid-flight by construction, not by racing the hashing (the rest of
+    // the file took ~0.1 s after a 'checkpoint >= 64 MiB' line): job_states is locked before the
+    // worker starts, so its first checkpoint (48 or 56 MiB) waits and its hashing stops at the lag
+    // bound (64 MiB); it cannot finish. The stop is seen at the 56 or 64 MiB boundary, after that
+    // checkpoint was started, and the release hashes the chunk read ahead: offset 64 or 72 MiB.
+    const states = await env.lockTable('job_states');
     const first = env.startWorker({ ...settings, CHECKPOINT_BYTES: String(64 * MiB) });
-    await first.waitForLog((line) => line.jobId === id && isCheckpoint(64 * MiB)(line));
+    await states.waitForWaiter(first);
 
     // The helper would SIGKILL after 10 s; a worker that needed that fails the test.
-    const exit = await first.stop('SIGTERM', 10_000);
+    const stopping = first.stop('SIGTERM', 10_000);
+    await first.waitForLog((line) => line.msg === 'stopping: releasing running jobs');
+    await states.release(); // the waiting checkpoint commits, then the job is released
+    const exit = await stopping;
     expect(exit.signal === 'SIGKILL').toBe(false);
     const released = first.lines.find((line) => line.jobId === id && line.msg === 'released on shutdown');
     if (!released) throw new Error(`no release logged:\n${first.tail(30)}`);
@@ -56,14 +64,30 @@ describe('worker recovery (real processes)', () => {
   it('a worker whose fence went stale writes neither a checkpoint nor anything else', async () => {
     const path = await env.createFile('fenced.bin', 256);
     const id = await env.submit(path, ['sha256']);
+    // The worker must still be mid-job, with a checkpoint on record, when its lease is taken: by
+    // construction, not by racing the hashing (the whole file takes ~0.2 s). job_states is locked
+    // before it starts: its first checkpoint (8 MiB) waits and its hashing stops at the lag bound.
+    // It is frozen (SIGSTOP), the lock released (that checkpoint commits), and the lease taken
+    // while it is frozen, i.e. a stalled worker that comes back.
+    const states = await env.lockTable('job_states');
     const worker = env.startWorker(settings);
-    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(16 * MiB)(line));
-
-    // Another worker took the lease behind this one's back (what a stalled worker coming back sees).
-    const bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [id]);
-    const before = await env.job(id);
-    const statesBefore = await env.states(id);
+    await states.waitForWaiter(worker);
+    worker.kill('SIGSTOP');
+    let bumped: { rows: Array<{ fence: string }> };
+    let before: Awaited<ReturnType<typeof env.job>>;
+    let statesBefore: Map<string, Buffer>;
+    try {
+      await states.release();
+      await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
+      // Another worker took the lease behind this one's back (what a stalled worker coming back sees).
+      bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [id]);
+      before = await env.job(id);
+      statesBefore = await env.states(id);
+    } finally {
+      worker.kill('SIGCONT');
+    }
     expect(Number(bumped.rows[0].fence)).toBe(before.fence);
+    expect(statesBefore.has('sha256')).toBe(true);
 
     await worker.waitForLog((line) => line.jobId === id && typeof line.msg === 'string' && line.msg.startsWith('lease lost'));
     const after = await env.job(id);
@@ -117,10 +141,20 @@ describe('worker recovery (real processes)', () => {
   it('a source changed between a crash and the resume fails the job with SOURCE_CHANGED', async () => {
     const path = await env.createFile('changing.bin', 128);
     const id = await env.submit(path, ['sha256']);
+    // Killed mid-job with a checkpoint on record by construction (a kill after a 'checkpoint >=
+    // 32 MiB' line raced the last ~0.1 s of hashing): job_states is locked before the worker starts,
+    // its first checkpoint waits and its hashing stops at the lag bound; it is frozen (SIGSTOP),
+    // the lock released so that checkpoint commits, and killed while frozen.
+    const states = await env.lockTable('job_states');
     const first = env.startWorker(settings);
-    await first.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
+    await states.waitForWaiter(first);
+    first.kill('SIGSTOP');
+    await states.release();
+    await env.waitForJob(id, (job) => job.checkpoint_offset > 0, first);
     first.kill('SIGKILL');
     await first.exited;
+    await env.waitForWorkerSessionsGone();
+    expect(await env.job(id)).toMatchObject({ status: 'running', attempts: 1 });
 
     const handle = await open(path, 'r+');
     await handle.write(Buffer.from('changed'), 0, 7, 100 * MiB);
@@ -141,37 +175,36 @@ describe('worker recovery (real processes)', () => {
     const id = await env.submit(path, ['sha256']);
     // Writes are not retried in-process here (PG_OUTAGE_MAX_SECONDS=0): this is the path taken once
     // those retries are exhausted (the in-process retries: test/durability-pg-outage.e2e-spec.ts).
-    const worker = env.startWorker({ ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
-    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(32 * MiB)(line));
     // Cut a statement of the worker mid-flight, deterministically: lock the jobs table from another
     // session so the worker's next heartbeat/checkpoint write waits on the lock (its hashing stops at
     // the checkpoint lag bound), then terminate every other session of the test's own database.
     // (Killing at random could miss: an idle pooled connection is simply replaced, unnoticed.)
+    // The worker is held mid-job with a checkpoint on record by construction too (locking after a
+    // 'checkpoint >= 32 MiB' line raced the last ~0.15 s of hashing): job_states is locked before
+    // it starts, so its first checkpoint waits; it is frozen (SIGSTOP), that lock released (the
+    // checkpoint commits) and jobs locked while it is frozen; it goes on, and its next write waits.
     const transient = (line: Record<string, unknown>) => line.jobId === id && line.code === 'INTERNAL_ERROR';
-    const locker = new Client({ connectionString: env.env.databaseUrl });
-    await locker.connect();
-    const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const states = await env.lockTable('job_states');
+    const worker = env.startWorker({ ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
+    await states.waitForWaiter(worker);
+    worker.kill('SIGSTOP');
+    let jobs: TableLock;
     try {
-      await locker.query('BEGIN');
-      await locker.query('LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE');
-      const blocked = async () =>
-        (
-          await env.db.query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
-            [lockerPid],
-          )
-        ).rows[0].n;
-      const deadline = Date.now() + 30_000;
-      while ((await blocked()) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      expect(await blocked()).toBeGreaterThanOrEqual(1);
+      await states.release();
+      await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
+      jobs = await env.lockTable('jobs');
+    } finally {
+      worker.kill('SIGCONT');
+    }
+    try {
+      await jobs.waitForWaiter(worker);
       await env.db.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1`,
-        [lockerPid],
+        [jobs.pid],
       );
     } finally {
-      await locker.end(); // its transaction, and the lock, end with it
+      await jobs.release(); // its transaction, and the lock, end with it
     }
     const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', worker);
     await worker.stop();
@@ -186,15 +219,29 @@ describe('worker recovery (real processes)', () => {
   it('a cancel request stops a running job within a chunk and keeps its last checkpoint', async () => {
     const path = await env.createFile('cancel.bin', 256);
     const id = await env.submit(path, ['sha256']);
+    // The cancel request must reach a running job with a checkpoint on record by construction, not
+    // by racing the hashing (the whole file takes ~0.2 s): job_states is locked before the worker
+    // starts, its first checkpoint waits and its hashing stops at the lag bound; it is frozen
+    // (SIGSTOP), the lock released (that checkpoint commits) and the cancel requested meanwhile.
+    const states = await env.lockTable('job_states');
     const worker = env.startWorker(settings);
-    await worker.waitForLog((line) => line.jobId === id && isCheckpoint(16 * MiB)(line));
-    await env.db.query('UPDATE jobs SET cancel_requested = true WHERE id = $1', [id]); // what POST /cancel does
+    await states.waitForWaiter(worker);
+    worker.kill('SIGSTOP');
+    let checkpointed: Awaited<ReturnType<typeof env.job>>;
+    try {
+      await states.release();
+      checkpointed = await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
+      await env.db.query('UPDATE jobs SET cancel_requested = true WHERE id = $1', [id]); // what POST /cancel does
+    } finally {
+      worker.kill('SIGCONT');
+    }
     const done = await env.waitForJob(id, (job) => job.status !== 'running', worker);
     await worker.waitForLog((line) => line.jobId === id && line.msg === 'canceled');
     await worker.stop();
 
     expect(done.status).toBe('canceled');
-    expect(done.checkpoint_offset).toBeGreaterThanOrEqual(16 * MiB);
+    expect(checkpointed.status).toBe('running');
+    expect(done.checkpoint_offset).toBeGreaterThanOrEqual(checkpointed.checkpoint_offset); // kept, not lost
     expect(done.checkpoint_offset).toBeLessThan(256 * MiB);
     expect(done.digests).toBeNull();
     expect((await env.states(id)).has('sha256')).toBe(true);

@@ -123,6 +123,64 @@ export class WorkerProcess {
   }
 }
 
+/**
+ * A table of the test's own database locked IN SHARE MODE from a session of the test: reads go
+ * on, writes wait. It holds a worker at a known point by construction, not by timing: with
+ * job_states locked before the worker gets there, its first checkpoint write waits on the lock,
+ * its hashing stops at the checkpoint lag bound (CHECKPOINT_BYTES past the last committed
+ * checkpoint, plus a chunk), and it can neither finish the job (the final write deletes the
+ * states) nor commit another checkpoint until release(). With jobs locked, every fenced write
+ * (heartbeat, checkpoint, finish) waits.
+ */
+export class TableLock {
+  private constructor(
+    private readonly env: WorkerTestEnv,
+    private readonly client: Client,
+    /** The locking session's backend pid (spare it when terminating the others). */
+    readonly pid: number,
+  ) {}
+
+  static async take(env: WorkerTestEnv, table: 'jobs' | 'job_states'): Promise<TableLock> {
+    const client = new Client({ connectionString: env.env.databaseUrl });
+    client.on('error', () => undefined); // a session ended by the test's own tear-down
+    await client.connect();
+    try {
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      await client.query('BEGIN');
+      await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
+      return new TableLock(env, client, pid);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Sessions (other than this one) waiting on a lock: a worker's write held by this one. */
+  async waiters(): Promise<number> {
+    const { rows } = await this.env.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+      [this.pid],
+    );
+    return rows[0].n;
+  }
+
+  /** Resolves once a write waits on the lock; fails early when the worker exits. */
+  async waitForWaiter(worker?: WorkerProcess, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while ((await this.waiters()) === 0) {
+      if (worker && !worker.running) throw new Error(`worker ${worker.pid} exited before a write waited on the lock:\n${worker.tail()}`);
+      if (Date.now() > deadline) throw new Error(`no write waited on the lock within ${timeoutMs} ms${worker ? `:\n${worker.tail()}` : ''}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** Ends the session: its transaction, and the lock, end with it (idempotent). */
+  async release(): Promise<void> {
+    await this.client.end().catch(() => undefined);
+  }
+}
+
 export interface JobRow {
   id: string;
   status: string;
@@ -152,6 +210,7 @@ export class WorkerTestEnv {
   db!: Client;
   queue!: Queue;
   private readonly workers: WorkerProcess[] = [];
+  private readonly locks: TableLock[] = [];
 
   get dataDir(): string {
     return this.env.fileRoot;
@@ -166,6 +225,7 @@ export class WorkerTestEnv {
 
   async tearDown(): Promise<void> {
     await Promise.all(this.workers.map((worker) => worker.stop('SIGKILL')));
+    await Promise.all(this.locks.map((lock) => lock.release()));
     await this.queue?.close();
     await this.db?.end();
     await this.env?.cleanup();
@@ -189,6 +249,13 @@ export class WorkerTestEnv {
     const worker = new WorkerProcess(this.workerEnv(extra));
     this.workers.push(worker);
     return worker;
+  }
+
+  /** Locks a table of this test's database (see TableLock); released at tear-down at the latest. */
+  async lockTable(table: 'jobs' | 'job_states'): Promise<TableLock> {
+    const lock = await TableLock.take(this, table);
+    this.locks.push(lock);
+    return lock;
   }
 
   /** Inserts a queued job row the way the API does and enqueues it. */
