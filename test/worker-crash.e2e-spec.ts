@@ -1,13 +1,16 @@
 /**
  * Crash tests: real worker processes killed with SIGKILL in the middle of a
- * 512 MiB job; the next worker continues from the last checkpoint and the
+ * 1 GiB job; the next worker continues from the last checkpoint and the
  * digest still equals Node's crypto over the same file.
  */
 import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 const CHECKPOINT_BYTES = 16 * MiB;
 const CHUNK_BYTES = 8 * MiB;
-const FILE_MIB = 512;
+// Each kill follows a 'checkpoint >= offset' line and one PostgreSQL query while the worker keeps
+// hashing (~1.3 GiB/s here): what is left after the last kill point must take far longer than
+// that, or the job finishes first ('running' fails). With 512 MiB only 160 MiB (~0.12 s) was left.
+const FILE_MIB = 1024;
 
 describe('worker crash recovery (SIGKILL)', () => {
   const env = new WorkerTestEnv();
@@ -35,8 +38,20 @@ describe('worker crash recovery (SIGKILL)', () => {
     for (const offset of killAt) {
       const worker = env.startWorker(settings);
       await worker.waitForLog((line) => line.jobId === id && isCheckpoint(offset)(line), 40_000);
-      // die between checkpoints, with reads past the last one on record
-      await env.waitForJob(id, (job) => job.bytes_read > job.checkpoint_offset, worker, 20_000);
+      // Die between checkpoints, with reads past the last one on record. What the row says when the
+      // worker is polled can be taken back before the kill lands: a checkpoint whose snapshot had not
+      // counted its read-ahead chunk yet commits bytes_read = checkpoint_offset (then 'lost > 0' below
+      // fails). So the worker is frozen (SIGSTOP), its statements already sent are let finish, and the
+      // row is read again: only when it still shows reads past the checkpoint is the frozen worker
+      // killed (nothing of it can commit any more); otherwise it goes on (SIGCONT) and this repeats.
+      for (;;) {
+        await env.waitForJob(id, (job) => job.bytes_read > job.checkpoint_offset, worker, 20_000);
+        worker.kill('SIGSTOP');
+        await env.waitForWorkerStatementsDone();
+        const frozen = await env.job(id);
+        if (frozen.bytes_read > frozen.checkpoint_offset) break;
+        worker.kill('SIGCONT');
+      }
       worker.kill('SIGKILL');
       const exit = await worker.exited;
       expect(exit.signal).toBe('SIGKILL');
