@@ -114,6 +114,16 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
     expect(shown.body.error.details).toEqual({ attempts: 2, maxAttempts: 2, checkpointOffset: lastOffset, lastErrorCode: null });
 
     // Nothing brings it back: the worker's reconciler rounds (RECONCILE_SECONDS=1) leave it alone.
+    // BullMQ completes the job just after the worker's log line; until then it is active and locked,
+    // and remove() throws ('locked by another worker'): wait for that instead of racing it.
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const bull = await env.queue.getJob(id);
+      const state = bull ? await bull.getState() : 'gone';
+      if (state === 'completed' || state === 'failed' || state === 'gone') break;
+      if (Date.now() > deadline) throw new Error(`BullMQ job ${id} still ${state}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
     await env.queue.getJob(id).then((job) => job?.remove());
     await new Promise((r) => setTimeout(r, 2500));
     expect((await env.job(id)).fence).toBe(done.fence);
