@@ -305,13 +305,15 @@ export class WorkerTestEnv {
   /**
    * Waits until no other session of the test's database runs a statement: what a frozen (SIGSTOP)
    * worker had sent has committed or failed, and nothing more of it can land while it stays frozen.
+   * A session left "idle in transaction" (frozen between two statements of a transaction) counts
+   * as done: nothing of it is visible, and it cannot commit until the worker runs again.
    */
   async waitForWorkerStatementsDone(timeoutMs = 10_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await this.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'`,
       );
       if (rows[0].n === 0) return;
       if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still busy`);
