@@ -361,12 +361,10 @@ Napi::Value Hash(const Napi::CallbackInfo &info) {
     rc = hq_hash(static_cast<int>(id), in.data, in.len, custom.data,
                  custom.len, out, outlen);
   }
-  if (rc < 0) {
+  if (rc < 0)
     ThrowStatus(env, static_cast<int>(-rc),
                 "invalid options for this algorithm (customization or output "
                 "length)");
-    return env.Undefined();
-  }
   return env.Undefined();
 }
 
