@@ -44,12 +44,16 @@ describe('worker crash recovery (SIGKILL)', () => {
       // fails). So the worker is frozen (SIGSTOP), its statements already sent are let finish, and the
       // row is read again: only when it still shows reads past the checkpoint is the frozen worker
       // killed (nothing of it can commit any more); otherwise it goes on (SIGCONT) and this repeats.
+      // bytes_read counts every attempt's reads, so earlier attempts' re-reads (readPastCheckpoints)
+      // are part of bytes_read - checkpoint_offset: this attempt has read past its checkpoint only
+      // when the difference exceeds them.
+      const readPastByThisAttempt = (job: { bytes_read: number; checkpoint_offset: number }): boolean =>
+        job.bytes_read - job.checkpoint_offset > readPastCheckpoints;
       for (;;) {
-        await env.waitForJob(id, (job) => job.bytes_read > job.checkpoint_offset, worker, 20_000);
+        await env.waitForJob(id, readPastByThisAttempt, worker, 20_000);
         worker.kill('SIGSTOP');
         await env.waitForWorkerStatementsDone();
-        const frozen = await env.job(id);
-        if (frozen.bytes_read > frozen.checkpoint_offset) break;
+        if (readPastByThisAttempt(await env.job(id))) break;
         worker.kill('SIGCONT');
       }
       worker.kill('SIGKILL');
