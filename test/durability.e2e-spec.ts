@@ -46,7 +46,7 @@ describe('durability: Redis loss', () => {
     // Freeze the worker (SIGSTOP) while Redis is lost and PostgreSQL is read, so that what the test
     // asserts about the moment of the loss holds by construction, not by a race with the hashing
     // (it once failed in CI: 12 MiB jobs finished between the log line and the query, running = 0).
-    process.kill(worker.pid, 'SIGSTOP');
+    worker.kill('SIGSTOP');
     let byStatus: Record<string, number>;
     try {
       // Lose Redis: delete only this test's keys.
@@ -68,7 +68,7 @@ describe('durability: Redis loss', () => {
       );
       byStatus = Object.fromEntries(rows.map((row) => [row.status, row.n]));
     } finally {
-      process.kill(worker.pid, 'SIGCONT');
+      worker.kill('SIGCONT');
     }
     expect(byStatus.queued ?? 0).toBeGreaterThanOrEqual(10); // the loss happened with jobs still waiting
     expect(byStatus.running ?? 0).toBeGreaterThanOrEqual(1); // … and with jobs in flight

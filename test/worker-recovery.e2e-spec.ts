@@ -65,20 +65,13 @@ describe('worker recovery (real processes)', () => {
     const path = await env.createFile('fenced.bin', 256);
     const id = await env.submit(path, ['sha256']);
     // The worker must still be mid-job, with a checkpoint on record, when its lease is taken: by
-    // construction, not by racing the hashing (the whole file takes ~0.2 s). job_states is locked
-    // before it starts: its first checkpoint (8 MiB) waits and its hashing stops at the lag bound.
-    // It is frozen (SIGSTOP), the lock released (that checkpoint commits), and the lease taken
-    // while it is frozen, i.e. a stalled worker that comes back.
-    const states = await env.lockTable('job_states');
-    const worker = env.startWorker(settings);
-    await states.waitForWaiter(worker);
-    worker.kill('SIGSTOP');
+    // construction, not by racing the hashing (the whole file takes ~0.2 s). It is held frozen at
+    // its first checkpoint and the lease taken meanwhile, i.e. a stalled worker that comes back.
+    const { worker } = await env.startWorkerHeldAtCheckpoint(id, settings);
     let bumped: { rows: Array<{ fence: string }> };
     let before: Awaited<ReturnType<typeof env.job>>;
     let statesBefore: Map<string, Buffer>;
     try {
-      await states.release();
-      await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
       // Another worker took the lease behind this one's back (what a stalled worker coming back sees).
       bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [id]);
       before = await env.job(id);
@@ -142,15 +135,8 @@ describe('worker recovery (real processes)', () => {
     const path = await env.createFile('changing.bin', 128);
     const id = await env.submit(path, ['sha256']);
     // Killed mid-job with a checkpoint on record by construction (a kill after a 'checkpoint >=
-    // 32 MiB' line raced the last ~0.1 s of hashing): job_states is locked before the worker starts,
-    // its first checkpoint waits and its hashing stops at the lag bound; it is frozen (SIGSTOP),
-    // the lock released so that checkpoint commits, and killed while frozen.
-    const states = await env.lockTable('job_states');
-    const first = env.startWorker(settings);
-    await states.waitForWaiter(first);
-    first.kill('SIGSTOP');
-    await states.release();
-    await env.waitForJob(id, (job) => job.checkpoint_offset > 0, first);
+    // 32 MiB' line raced the last ~0.1 s of hashing): held frozen at its first checkpoint, then killed.
+    const { worker: first } = await env.startWorkerHeldAtCheckpoint(id, settings);
     first.kill('SIGKILL');
     await first.exited;
     await env.waitForWorkerSessionsGone();
@@ -180,18 +166,12 @@ describe('worker recovery (real processes)', () => {
     // the checkpoint lag bound), then terminate every other session of the test's own database.
     // (Killing at random could miss: an idle pooled connection is simply replaced, unnoticed.)
     // The worker is held mid-job with a checkpoint on record by construction too (locking after a
-    // 'checkpoint >= 32 MiB' line raced the last ~0.15 s of hashing): job_states is locked before
-    // it starts, so its first checkpoint waits; it is frozen (SIGSTOP), that lock released (the
-    // checkpoint commits) and jobs locked while it is frozen; it goes on, and its next write waits.
+    // 'checkpoint >= 32 MiB' line raced the last ~0.15 s of hashing): held frozen at its first
+    // checkpoint, jobs locked meanwhile; it goes on, and its next write waits.
     const transient = (line: Record<string, unknown>) => line.jobId === id && line.code === 'INTERNAL_ERROR';
-    const states = await env.lockTable('job_states');
-    const worker = env.startWorker({ ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
-    await states.waitForWaiter(worker);
-    worker.kill('SIGSTOP');
+    const { worker } = await env.startWorkerHeldAtCheckpoint(id, { ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
     let jobs: TableLock;
     try {
-      await states.release();
-      await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
       jobs = await env.lockTable('jobs');
     } finally {
       worker.kill('SIGCONT');
@@ -220,17 +200,10 @@ describe('worker recovery (real processes)', () => {
     const path = await env.createFile('cancel.bin', 256);
     const id = await env.submit(path, ['sha256']);
     // The cancel request must reach a running job with a checkpoint on record by construction, not
-    // by racing the hashing (the whole file takes ~0.2 s): job_states is locked before the worker
-    // starts, its first checkpoint waits and its hashing stops at the lag bound; it is frozen
-    // (SIGSTOP), the lock released (that checkpoint commits) and the cancel requested meanwhile.
-    const states = await env.lockTable('job_states');
-    const worker = env.startWorker(settings);
-    await states.waitForWaiter(worker);
-    worker.kill('SIGSTOP');
-    let checkpointed: Awaited<ReturnType<typeof env.job>>;
+    // by racing the hashing (the whole file takes ~0.2 s): held frozen at its first checkpoint,
+    // the cancel requested meanwhile.
+    const { worker, checkpointed } = await env.startWorkerHeldAtCheckpoint(id, settings);
     try {
-      await states.release();
-      checkpointed = await env.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
       await env.db.query('UPDATE jobs SET cancel_requested = true WHERE id = $1', [id]); // what POST /cancel does
     } finally {
       worker.kill('SIGCONT');

@@ -308,30 +308,47 @@ export class WorkerTestEnv {
    * A session left "idle in transaction" (frozen between two statements of a transaction) counts
    * as done: nothing of it is visible, and it cannot commit until the worker runs again.
    */
-  async waitForWorkerStatementsDone(timeoutMs = 10_000): Promise<void> {
+  waitForWorkerStatementsDone(timeoutMs = 10_000): Promise<void> {
+    return this.waitForNoOtherSessions(`state = 'active'`, 'busy', 20, timeoutMs);
+  }
+
+  /** Waits until no other session is connected to the test's database (the killed workers' ones have ended). */
+  waitForWorkerSessionsGone(timeoutMs = 10_000): Promise<void> {
+    return this.waitForNoOtherSessions('true', 'open', 50, timeoutMs);
+  }
+
+  /** Polls pg_stat_activity until no session of the test's database but this one matches `where`. */
+  private async waitForNoOtherSessions(where: string, what: string, pollMs: number, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await this.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active'`,
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${where}`,
       );
       if (rows[0].n === 0) return;
-      if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still busy`);
-      await new Promise((r) => setTimeout(r, 20));
+      if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still ${what}`);
+      await new Promise((r) => setTimeout(r, pollMs));
     }
   }
 
-  /** Waits until no other session is connected to the test's database (the killed workers' ones have ended). */
-  async waitForWorkerSessionsGone(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const { rows } = await this.db.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
-      );
-      if (rows[0].n === 0) return;
-      if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still open`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+  /**
+   * Starts a worker and holds it mid-job with a checkpoint on record, by construction rather than
+   * by racing its hashing: job_states is locked before it starts, so its first checkpoint write
+   * waits and its hashing stops at the checkpoint lag bound (it cannot finish); it is frozen
+   * (SIGSTOP), the lock released (that checkpoint commits) and the row read once it shows the
+   * checkpoint. The worker is returned still frozen: the caller sends SIGCONT or SIGKILL.
+   */
+  async startWorkerHeldAtCheckpoint(
+    id: string,
+    extra: Record<string, string> = {},
+  ): Promise<{ worker: WorkerProcess; checkpointed: JobRow }> {
+    const states = await this.lockTable('job_states');
+    const worker = this.startWorker(extra);
+    await states.waitForWaiter(worker);
+    worker.kill('SIGSTOP');
+    await states.release();
+    const checkpointed = await this.waitForJob(id, (job) => job.checkpoint_offset > 0, worker);
+    return { worker, checkpointed };
   }
 
   /**
