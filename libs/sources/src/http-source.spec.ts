@@ -108,6 +108,9 @@ describe('HttpSource', () => {
         case '/redirect-loopback2':
           res.writeHead(307, { location: `http://127.0.0.2:${(server.address() as AddressInfo).port}/range` });
           return void res.end();
+        case '/redirect-to': // to ?location=
+          res.writeHead(302, { location: new URL(req.url ?? '/', base).searchParams.get('location') ?? '/' });
+          return void res.end();
         case '/loop':
           res.writeHead(302, { location: '/loop' });
           return void res.end();
@@ -219,6 +222,14 @@ describe('HttpSource', () => {
     expect(await codeOf(source('/redirect-metadata').open(0, null))).toBe('SOURCE_ADDRESS_FORBIDDEN');
     expect(await codeOf(source('/redirect-loopback2').open(0, null))).toBe('SOURCE_ADDRESS_FORBIDDEN');
     expect(served.requests.filter((r) => r.path === '/range')).toEqual([]);
+  });
+
+  it('redirects to multicast and broadcast literals in any form → SOURCE_ADDRESS_FORBIDDEN', async () => {
+    // Forms the kernel would not open a TCP connection to either: no packet leaves even if the guard let them by.
+    for (const target of ['http://224.1/', 'http://4294967295/', 'http://[ff02::1]/', 'http://[::ffff:e000:1]:8080/']) {
+      const path = `/redirect-to?location=${encodeURIComponent(target)}`;
+      expect([target, await codeOf(source(path).open(0, null))]).toEqual([target, 'SOURCE_ADDRESS_FORBIDDEN']);
+    }
   });
 
   it('404 and 403 are permanent SOURCE_NOT_FOUND / SOURCE_FORBIDDEN', async () => {
