@@ -52,7 +52,7 @@ const REFUSED: Array<[range: string, ...samples: string[]]> = [
   ['8000::/1', '8000::', 'c000::', 'fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
 ];
 
-/** Entries IANA marks globally reachable: allowed, though inside a refused block. */
+/** Entries IANA marks globally reachable (anycast relays, AS112 sinks): refused all the same. */
 const REGISTRY_GLOBAL: Array<[range: string, ...samples: string[]]> = [
   ['192.0.0.9/32', '192.0.0.9'],
   ['192.0.0.10/32', '192.0.0.10'],
@@ -179,8 +179,8 @@ describe('NetGuard', () => {
     expect(wrongVerdicts(REFUSED, true, false)).toEqual([]);
   });
 
-  it('allows the registry entries IANA marks globally reachable, inside refused blocks too', () => {
-    expect(wrongVerdicts(REGISTRY_GLOBAL, true, true)).toEqual([]);
+  it('refuses the registry entries IANA marks globally reachable too', () => {
+    expect(wrongVerdicts(REGISTRY_GLOBAL, true, false)).toEqual([]);
   });
 
   it('allows global unicast just outside each refused range', () => {

@@ -37,9 +37,10 @@ const teredo = (address: Bytes): Bytes[] => [
  * Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890;
  * iana.org/assignments/iana-ipv4-special-registry and iana-ipv6-special-registry, as of 2025: the
  * newest entries are 3fff::/20, 5f00::/16, 2001:1::3 and 100:0:0:1::/64), plus IPv4 multicast
- * (RFC 5771) and the IPv6 space outside global unicast 2000::/3 (RFC 4291). An entry IANA marks
- * "Globally Reachable: True" is GLOBAL, every other one REFUSED; the IPv4-embedding forms are judged
- * by what they embed, except the local-use NAT64 prefix, whose layout its operator chooses. The
+ * (RFC 5771) and the IPv6 space outside global unicast 2000::/3 (RFC 4291). Every entry is REFUSED,
+ * also those IANA marks "Globally Reachable" (anycast relays, AS112 sinks: no object is served
+ * there); the IPv4-embedding forms are judged by what they embed, except the local-use NAT64 prefix,
+ * whose layout its operator chooses. The
  * registry's IPv4-mapped ::ffff:0:0/96 is read as its IPv4 address before the table (see reachable).
  * The policy and the reasons behind these choices: docs/sources.md, "SSRF policy".
  */
@@ -55,17 +56,17 @@ const RANGES: Array<[cidr: string, reach: Reach]> = [
   ['192.0.0.0/24', REFUSED], // IETF Protocol Assignments (RFC 6890)
   ['192.0.0.0/29', REFUSED], // IPv4 Service Continuity Prefix (RFC 7335)
   ['192.0.0.8/32', REFUSED], // IPv4 dummy address (RFC 7600)
-  ['192.0.0.9/32', GLOBAL], // Port Control Protocol Anycast (RFC 7723)
-  ['192.0.0.10/32', GLOBAL], // Traversal Using Relays around NAT Anycast (RFC 8155)
+  ['192.0.0.9/32', REFUSED], // Port Control Protocol Anycast (RFC 7723)
+  ['192.0.0.10/32', REFUSED], // Traversal Using Relays around NAT Anycast (RFC 8155)
   ['192.0.0.170/32', REFUSED], // NAT64/DNS64 Discovery (RFC 8880, RFC 7050)
   ['192.0.0.171/32', REFUSED], // NAT64/DNS64 Discovery (RFC 8880, RFC 7050)
   ['192.0.2.0/24', REFUSED], // Documentation, TEST-NET-1 (RFC 5737)
-  ['192.31.196.0/24', GLOBAL], // AS112-v4 (RFC 7535)
-  ['192.52.193.0/24', GLOBAL], // AMT (RFC 7450)
+  ['192.31.196.0/24', REFUSED], // AS112-v4 (RFC 7535)
+  ['192.52.193.0/24', REFUSED], // AMT (RFC 7450)
   ['192.88.99.0/24', REFUSED], // Deprecated, 6to4 Relay Anycast (RFC 7526)
-  ['192.88.99.2/32', GLOBAL], // 6a44-relay anycast address (RFC 6751)
+  ['192.88.99.2/32', REFUSED], // 6a44-relay anycast address (RFC 6751)
   ['192.168.0.0/16', REFUSED], // Private-Use (RFC 1918)
-  ['192.175.48.0/24', GLOBAL], // Direct Delegation AS112 Service (RFC 7534)
+  ['192.175.48.0/24', REFUSED], // Direct Delegation AS112 Service (RFC 7534)
   ['198.18.0.0/15', REFUSED], // Benchmarking (RFC 2544)
   ['198.51.100.0/24', REFUSED], // Documentation, TEST-NET-2 (RFC 5737)
   ['203.0.113.0/24', REFUSED], // Documentation, TEST-NET-3 (RFC 5737)
@@ -85,18 +86,18 @@ const RANGES: Array<[cidr: string, reach: Reach]> = [
   ['100:0:0:1::/64', REFUSED], // Dummy IPv6 Prefix (RFC 9780)
   ['2001::/23', REFUSED], // IETF Protocol Assignments (RFC 2928)
   ['2001::/32', teredo], // TEREDO (RFC 4380, RFC 8190)
-  ['2001:1::1/128', GLOBAL], // Port Control Protocol Anycast (RFC 7723)
-  ['2001:1::2/128', GLOBAL], // Traversal Using Relays around NAT Anycast (RFC 8155)
-  ['2001:1::3/128', GLOBAL], // DNS-SD Service Registration Protocol Anycast (RFC 9665)
+  ['2001:1::1/128', REFUSED], // Port Control Protocol Anycast (RFC 7723)
+  ['2001:1::2/128', REFUSED], // Traversal Using Relays around NAT Anycast (RFC 8155)
+  ['2001:1::3/128', REFUSED], // DNS-SD Service Registration Protocol Anycast (RFC 9665)
   ['2001:2::/48', REFUSED], // Benchmarking (RFC 5180)
-  ['2001:3::/32', GLOBAL], // AMT (RFC 7450)
-  ['2001:4:112::/48', GLOBAL], // AS112-v6 (RFC 7535)
+  ['2001:3::/32', REFUSED], // AMT (RFC 7450)
+  ['2001:4:112::/48', REFUSED], // AS112-v6 (RFC 7535)
   ['2001:10::/28', REFUSED], // Deprecated, previously ORCHID (RFC 4843)
-  ['2001:20::/28', GLOBAL], // ORCHIDv2 (RFC 7343)
-  ['2001:30::/28', GLOBAL], // Drone Remote ID Protocol Entity Tags (RFC 9374)
+  ['2001:20::/28', REFUSED], // ORCHIDv2 (RFC 7343)
+  ['2001:30::/28', REFUSED], // Drone Remote ID Protocol Entity Tags (RFC 9374)
   ['2001:db8::/32', REFUSED], // Documentation (RFC 3849)
   ['2002::/16', sixToFour], // 6to4 (RFC 3056)
-  ['2620:4f:8000::/48', GLOBAL], // Direct Delegation AS112 Service (RFC 7534)
+  ['2620:4f:8000::/48', REFUSED], // Direct Delegation AS112 Service (RFC 7534)
   ['3fff::/20', REFUSED], // Documentation (RFC 9637)
   ['5f00::/16', REFUSED], // Segment Routing (SRv6) SIDs (RFC 9602)
   ['fc00::/7', REFUSED], // Unique-Local (RFC 4193, RFC 8190), incl. fd00:ec2::254
