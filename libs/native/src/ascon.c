@@ -1,5 +1,5 @@
 /*
- * Ascon hashing, both generations (../../shared/kat/README.md §3 lists
+ * Ascon hashing, both generations (../test/vectors/README.md §3 lists
  * the differences):
  *   NIST SP 800-232: Ascon-Hash256, Ascon-XOF128, Ascon-CXOF128 — bytes
  *     loaded little-endian, padding byte 0x01, p12 everywhere;

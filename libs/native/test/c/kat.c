@@ -1,7 +1,7 @@
 /*
- * KAT driver: runs every known-answer file of ../shared/kat against the C
- * core, without Node, on every implementation path (dispatched and
- * portable). Each vector is also hashed in two pieces with a serialize →
+ * KAT driver: runs every known-answer file of test/vectors (decompressed
+ * by `make vectors` into test/c/out/vectors) against the C core, without
+ * Node, on every implementation path (dispatched and portable). Each vector is also hashed in two pieces with a serialize →
  * deserialize round trip in between, so the state format is exercised on
  * every vector. Built plain, with sanitizers (make asan) or for riscv64.
  *
@@ -382,7 +382,7 @@ static int run_file(const char *dir, const struct katfile *kf) {
 }
 
 int main(int argc, char **argv) {
-  const char *dir = argc > 1 ? argv[1] : "../../../../shared/kat";
+  const char *dir = argc > 1 ? argv[1] : "out/vectors";
   int require_all = getenv("HASHQ_REQUIRE_ALL") && strcmp(getenv("HASHQ_REQUIRE_ALL"), "1") == 0;
   /* Level 0: the dispatched paths. Then hide the CPU's features one at a
    * time, most advanced first, and run the vectors again whenever that
