@@ -46,7 +46,10 @@
       # No -march: the binary must run on every CPU of its architecture;
       # ISA-specific code uses per-function target attributes + dispatch.
       "cflags": ["-O3", "-fvisibility=hidden"],
-      "cflags_c": ["-std=c11"],
+      # Every function with external linkage must be declared in a header
+      # first (src/internal.h for the ISA variants), so the compiler checks
+      # each definition against the declaration its callers see.
+      "cflags_c": ["-std=c11", "-Wmissing-prototypes", "-Wredundant-decls"],
       "cflags_cc": ["-std=c++17"],
       # C++ exceptions stay off (node-gyp's default): the glue reports
       # errors through N-API (NAPI_DISABLE_CPP_EXCEPTIONS).

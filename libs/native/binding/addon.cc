@@ -15,6 +15,7 @@
 #include <string>
 
 #include "hashq.h"
+#include "hashq_testing.h"
 
 namespace {
 
@@ -621,6 +622,29 @@ Napi::Array FeatureNames(Napi::Env env, uint32_t bits) {
   return out;
 }
 
+// The size limits of hashq.h, for the TypeScript layer's checks.
+Napi::Object Limits(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
+  o.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
+  o.Set("outputMax", Napi::Number::New(env, HQ_OUTLEN_MAX));
+  o.Set("defaultOutputMax", Napi::Number::New(env, HQ_DEFAULT_OUTLEN_MAX));
+  o.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));
+  return o;
+}
+
+// enum hq_status by name without the HQ_ prefix: the `code` of the
+// matching HashqError.
+Napi::Object Statuses(Napi::Env env) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("ERR_UNKNOWN_ALGORITHM", Napi::Number::New(env, HQ_ERR_UNKNOWN_ALGORITHM));
+  o.Set("ERR_STATE_INVALID", Napi::Number::New(env, HQ_ERR_STATE_INVALID));
+  o.Set("ERR_STATE_ALGORITHM_MISMATCH", Napi::Number::New(env, HQ_ERR_STATE_ALGORITHM_MISMATCH));
+  o.Set("ERR_STATE_VERSION", Napi::Number::New(env, HQ_ERR_STATE_VERSION));
+  o.Set("ERR_BAD_ARGUMENT", Napi::Number::New(env, HQ_ERR_BAD_ARGUMENT));
+  return o;
+}
+
 Napi::Object Module(Napi::Env env, Napi::Object exports) {
   std::call_once(dispatchOnce, [] {
     const char *impl = std::getenv("HASHQ_NATIVE_IMPL");
@@ -664,9 +688,9 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));
   exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_features()));
   exports.Set("cpuDetected", FeatureNames(env, hq_cpu_detected()));
-  exports.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
-  exports.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
-  exports.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));
+  exports.Set("version", Napi::String::New(env, HASHQ_VERSION_STRING));
+  exports.Set("limits", Limits(env));
+  exports.Set("status", Statuses(env));
   return exports;
 }
 

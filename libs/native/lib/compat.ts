@@ -6,8 +6,8 @@
  */
 import { Transform, TransformCallback } from 'node:stream';
 
-import { native } from './addon';
-import { BadArgumentError, UnknownAlgorithmError, fromStatus, stateErrorMessage } from './errors';
+import { fromStatus, native, statusCode } from './addon';
+import { BadArgumentError, UnknownAlgorithmError, stateErrorMessage } from './errors';
 import {
   AlgorithmInfo,
   AlgorithmName,
@@ -79,7 +79,7 @@ function openHasher(type: unknown, init: unknown): Hasher {
   }
   requireBuffer(init);
   const rc = native.deserialize(ctx, init, info.id);
-  if (rc < 0) throw fromStatus(-rc, `Invalid init payload: ${stateErrorMessage(-rc)}`);
+  if (rc < 0) throw fromStatus(-rc, `Invalid init payload: ${stateErrorMessage(statusCode(-rc))}`);
   return wrapLoaded(ctx, rc);
 }
 

@@ -7,14 +7,8 @@
  */
 import * as os from 'node:os';
 
-import { Bytes, native } from './addon';
-import {
-  BadArgumentError,
-  BusyError,
-  UnknownAlgorithmError,
-  fromStatus,
-  stateErrorMessage,
-} from './errors';
+import { Bytes, fromStatus, native, statusCode } from './addon';
+import { BadArgumentError, BusyError, UnknownAlgorithmError, stateErrorMessage } from './errors';
 
 export type AlgorithmName =
   | 'sha1'
@@ -76,11 +70,10 @@ export interface HashOptions extends HasherOptions {
   length?: number;
 }
 
-/** Largest XOF output of one digest call (src/internal.h, HQ_OUTLEN_MAX). */
-const MAX_OUTPUT = 1 << 30;
-/** Largest default output length a hasher (and its state) may carry
- * (src/internal.h, HQ_DEFAULT_OUTLEN_MAX). */
-const MAX_DEFAULT_OUTPUT = 65536;
+/** Largest XOF output of one digest call (HQ_OUTLEN_MAX). */
+const MAX_OUTPUT = native.limits.outputMax;
+/** Largest default output length a hasher (and its state) may carry (HQ_DEFAULT_OUTLEN_MAX). */
+const MAX_DEFAULT_OUTPUT = native.limits.defaultOutputMax;
 
 /**
  * updateAsync()/hashAsync() hash small inputs at once on the main thread,
@@ -218,8 +211,8 @@ const SLAB_CONTEXTS = 64;
 let slab = new ArrayBuffer(0);
 let slabUsed = 0;
 
-const CTX_SIZE: number = native.ctxSize;
-const STATE_MAX: number = native.stateMax;
+const CTX_SIZE = native.limits.ctxSize;
+const STATE_MAX = native.limits.stateMax;
 
 function newSlab(): void {
   const fresh = Buffer.allocUnsafeSlow(CTX_SIZE * SLAB_CONTEXTS);
@@ -337,7 +330,7 @@ export class Hasher {
     const ctx = new Uint8Array(slab, slabUsed, CTX_SIZE);
     slabUsed += CTX_SIZE;
     const rc = native.deserialize(ctx, state, expect);
-    if (rc < 0) throw fromStatus(-rc, stateErrorMessage(-rc));
+    if (rc < 0) throw fromStatus(-rc, stateErrorMessage(statusCode(-rc)));
     const info = byId[rc]!; // the core loads only algorithms it has
     return new Hasher(CONSTRUCT, ctx, info, info.xof ? native.ctxOutlen(ctx) : info.digestLength);
   }

@@ -21,13 +21,6 @@
 #define ASCON_NAME(f) hq_ascon_##f##_portable
 #include "ascon_perm.h"
 
-#if defined(HQ_X86_64)
-void hq_ascon_permute_bmi(uint64_t *s, int rounds);
-void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-#endif
-
 /* The permutation for init, padding and squeezing: the same build as the
  * block loops (select_* below). */
 static void (*ascon_p)(uint64_t *s, int rounds) = hq_ascon_permute_portable;

@@ -23,10 +23,6 @@
 
 #include "shani_common.h"
 
-void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                           const uint8_t *inb, size_t n);
-
 #define HQ_SHANI __attribute__((target("sha,sse4.1,ssse3")))
 #if defined(__GNUC__) && !defined(__clang__)
 #define HQ_SOURCE_ORDER __attribute__((optimize("no-schedule-insns2")))

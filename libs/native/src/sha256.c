@@ -8,12 +8,6 @@
  */
 #include "internal.h"
 
-void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                             const uint8_t *inb, size_t n);
-void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
-extern const uint32_t hq_sha256_k[64];
-
 /* FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube
  * roots of the first 64 primes. */
 const uint32_t hq_sha256_k[64] = {

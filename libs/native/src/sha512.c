@@ -16,9 +16,6 @@
 #include <emmintrin.h>
 #endif
 
-void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
-
 /* FIPS 180-4 §4.2.3: the first 64 bits of the fractional parts of the cube
  * roots of the first 80 primes. */
 const uint64_t hq_sha512_k[80] = {
@@ -170,8 +167,6 @@ static void sha512_oneshot(const hq_algo *a, const uint64_t iv[8],
   memcpy(c.buf, in + 128 * n, tail);
   sha512_final(&c, out, outlen);
 }
-
-extern hq_algo hq_algo_sha384, hq_algo_sha512;
 
 static void oneshot384(const uint8_t *in, size_t len, uint8_t *out,
                        size_t outlen) {

@@ -26,9 +26,6 @@
 #if defined(HQ_X86_64)
 #include <immintrin.h>
 
-void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
-
 #define HQ_AVX2 __attribute__((target("avx2,bmi2")))
 #define HQ_AVX512VL __attribute__((target("avx2,bmi2,avx512f,avx512vl")))
 

@@ -9,8 +9,6 @@
 
 #include "internal.h"
 
-extern const uint64_t hq_sha512_k[80];
-
 #define SHA512_BSIG0(x) (hq_rotr64(x, 28) ^ hq_rotr64(x, 34) ^ hq_rotr64(x, 39))
 #define SHA512_BSIG1(x) (hq_rotr64(x, 14) ^ hq_rotr64(x, 18) ^ hq_rotr64(x, 41))
 #define SHA512_CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
