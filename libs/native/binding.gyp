@@ -33,7 +33,10 @@
         "src/crc32c_algo.c",
         "src/crc64nvme.c",
         "src/crc_clmul.c",
-        "binding/addon.cc"
+        "binding/addon.cc",
+        "binding/args.cc",
+        "binding/async_queue.cc",
+        "binding/hash_calls.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

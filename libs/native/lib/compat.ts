@@ -8,17 +8,9 @@ import { Transform, TransformCallback } from 'node:stream';
 
 import { fromStatus, native, statusCode } from './addon';
 import { BadArgumentError, UnknownAlgorithmError, stateErrorMessage } from './errors';
-import {
-  AlgorithmInfo,
-  AlgorithmName,
-  Hasher,
-  syncLimit,
-  findAlgorithm,
-  hasherContext,
-  newContext,
-  wrapContext,
-  wrapLoaded,
-} from './hasher';
+import { AlgorithmInfo, AlgorithmName, findAlgorithm } from './algorithms';
+import { syncLimit } from './async';
+import { Hasher, hasherContext, newContext, wrapContext, wrapLoaded } from './hasher';
 
 /** Sha1 and Sha256 keep resumable-hash's values; the rest are appended. */
 export enum HashType {

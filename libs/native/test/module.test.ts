@@ -118,7 +118,7 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
 });
 
 describe('HASHQ_ASYNC_THREADS', () => {
-  const { configuredAsyncLimit } = require('../lib/hasher') as typeof import('../lib/hasher');
+  const { configuredAsyncLimit } = require('../lib/async') as typeof import('../lib/async');
   const cpus = require('node:os').availableParallelism() as number;
 
   test('defaults to the pool size capped at the CPUs; an explicit value wins', () => {
