@@ -57,7 +57,7 @@
       # C++ exceptions stay off (node-gyp's default): the glue reports
       # errors through N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
       # Node's common.gypi keeps frame pointers; the hash loops gain a register
-      # (about 2 % for Keccak) without one.
+      # without one.
       "cflags!": ["-O2", "-O1", "-O0", "-fno-omit-frame-pointer"],
       "xcode_settings": {
         "OTHER_CFLAGS": ["-O3", "-std=c11"],

@@ -168,10 +168,9 @@ static Napi::Value Hash(const Napi::CallbackInfo &info) {
 // The one-shot's common case, hash(id, data, out) with three arguments
 // (default output length, no customization, data a TypedArray), in raw N-API
 // calls: node-addon-api's CallbackInfo, a fourth argument to convert and a
-// returned Number cost about 25 ns of the ~300 ns a 64-byte hash takes
-// through Node (measured with empty functions: 17 ns raw, 27 ns through
-// node-addon-api, ~9 ns per integer argument). Whatever else it is given,
-// or a call the core refuses, goes to Hash(), which validates and throws.
+// returned Number are a sizeable part of a short hash's cost (README,
+// implementation notes). Whatever else it is given, or a call the core
+// refuses, goes to Hash(), which validates and throws.
 napi_value HashFast(napi_env env, napi_callback_info cbinfo) {
   size_t argc = 3;
   napi_value argv[3];

@@ -11,19 +11,19 @@ import { BadArgumentError } from './errors';
 
 /**
  * updateAsync()/hashAsync() hash small inputs at once on the main thread,
- * because a round trip through libuv's thread pool costs ≈ 25–35 µs here:
- * an input goes to the pool when hashing it would take longer than
- * SYNC_BUDGET_NS. The byte limit is measured per algorithm on first use
- * (SHA-256 with SHA-NI: ≈ 40 KiB; PHOTON-Beetle: 1 KiB), never above
- * ASYNC_MIN_BYTES: inputs of that size or more always go to the pool.
+ * because a round trip through libuv's thread pool costs tens of µs: an
+ * input goes to the pool when hashing it would take longer than
+ * SYNC_BUDGET_NS (about one round trip). The byte limit is measured per
+ * algorithm on first use, never above ASYNC_MIN_BYTES: inputs of that size
+ * or more always go to the pool.
  */
 export const ASYNC_MIN_BYTES = 64 * 1024;
 const SYNC_BUDGET_NS = 30_000;
 /**
  * updateAsync() hands inputs larger than this to the thread pool in slices
- * of this size, one after another (4 MiB: ≈ 2.5 ms of SHA-256 with SHA-NI,
- * ≈ 30 ms of the slowest algorithm; a pool round trip, ≈ 30 µs, is ~1% of
- * a slice of SHA-256).
+ * of this size, one after another: a few ms of hashing each, so a pool
+ * thread is handed back often while the round trip stays about 1 % of a
+ * slice of SHA-256.
  */
 export const ASYNC_SLICE_BYTES = 4 * 1024 * 1024;
 /**

@@ -10,9 +10,9 @@
  * 8-byte word; every message is padded (not lazy): the core hands us whole
  * blocks and the buffered tail (< 8 bytes) at the end.
  */
-/* Instruction order as in ascon_bmi.c (which see): Zen scheduling measured
- * about 4 % fewer ticks per byte for the portable x86-64 build too. Before
- * ascon_perm.h includes internal.h, so that its inline helpers match. */
+/* Instruction order as in ascon_bmi.c (which see), for the portable x86-64
+ * build too. Before ascon_perm.h includes internal.h, so that its inline
+ * helpers match. */
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__)
 #pragma GCC target("tune=znver1")
 #pragma GCC optimize("schedule-insns", "sched-pressure")

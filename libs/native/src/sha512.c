@@ -65,7 +65,7 @@ static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
     uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
     SHA512_ROUND8(KW_LOAD, 0);
     SHA512_ROUND8(KW_LOAD, 8);
-    /* rolled by 16 rounds: fully unrolled ran 30 % slower on x86-64 */
+    /* rolled by 16 rounds: fully unrolled is slower on x86-64 */
 #pragma GCC unroll 1
     for (const uint64_t *k = hq_sha512_k + 16; k < hq_sha512_k + 80; k += 16) {
       SHA512_ROUND8(KW_EXPAND, 0);

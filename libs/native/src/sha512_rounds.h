@@ -30,9 +30,9 @@
  * four dependent steps after e instead of five: e' = ((d + h + kw) + Ch) +
  * Sigma1(e), and T1 = (h + kw + Ch) + Sigma1(e) beside it (one more add).
  * Faster where the rounds wait on that chain rather than on the integer
- * ALUs: the AVX-512VL block function on Zen 4 (2.98 against 3.05 rdtsc
- * ticks/B); slower for the portable (4.32 against 4.14) and AVX2 ones, whose
- * rounds compete with more scalar work, so only that one uses it.
+ * ALUs (the AVX-512VL block function); slower for the portable and AVX2
+ * ones, whose rounds compete with more scalar work, so only that one uses it
+ * (measurements: README, implementation notes).
  */
 #define SHA512_ROUND_E4(a, b, c, d, e, f, g, h, kw)                      \
   do {                                                                   \

@@ -11,8 +11,8 @@
 #define HQ_HEADER_LEN 24
 
 /* memcpy of at most HQ_MAX_BLOCK bytes. A plain memcpy with a length the
- * compiler knows to be small becomes rep movsq, which takes tens of cycles
- * to start on many CPUs; eight bytes at a time is faster for these sizes. */
+ * compiler knows to be small becomes rep movsq, slow to start on many CPUs;
+ * eight bytes at a time is faster for these sizes. */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void
 copy_short(uint8_t *d, const uint8_t *s, size_t n) {
   size_t i = 0;
@@ -110,8 +110,8 @@ static int load_v1(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
    * check of the loaded state) sees the context itself: on failure
    * hq_deserialize zeroes it, as it does for every refused state. Filling
    * it in place, field by field, skips a zeroed 392-byte temporary and its
-   * copy (GCC inlines both as rep stos/movs, slow to start: with them
-   * hq_deserialize of a SHA-256 state took ~126 counter ticks, now ~40). */
+   * copy (GCC inlines both as rep stos/movs, slow to start: README,
+   * implementation notes). */
   c->algo = in[5];
   c->buffered = buffered;
   c->total = total;
