@@ -63,28 +63,36 @@ Napi::Array FeatureNames(Napi::Env env, uint32_t bits) {
   return out;
 }
 
-// The size limits of hashq.h, for the TypeScript layer's checks.
-Napi::Object Limits(Napi::Env env) {
+// A plain object of numbers by name.
+struct Named {
+  const char *name;
+  double value;
+};
+template <size_t N>
+Napi::Object Table(Napi::Env env, const Named (&rows)[N]) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("ctxSize", Napi::Number::New(env, HQ_CTX_SIZE));
-  o.Set("stateMax", Napi::Number::New(env, HQ_STATE_MAX));
-  o.Set("outputMax", Napi::Number::New(env, HQ_OUTLEN_MAX));
-  o.Set("defaultOutputMax", Napi::Number::New(env, HQ_DEFAULT_OUTLEN_MAX));
-  o.Set("customMax", Napi::Number::New(env, HQ_CUSTOM_MAX));
+  for (const Named &r : rows) o.Set(r.name, Napi::Number::New(env, r.value));
   return o;
 }
 
+// The size limits of hashq.h, for the TypeScript layer's checks.
+const Named limits[] = {
+    {"ctxSize", HQ_CTX_SIZE},
+    {"stateMax", HQ_STATE_MAX},
+    {"outputMax", HQ_OUTLEN_MAX},
+    {"defaultOutputMax", HQ_DEFAULT_OUTLEN_MAX},
+    {"customMax", HQ_CUSTOM_MAX},
+};
+
 // enum hq_status by name without the HQ_ prefix: the `code` of the
 // matching HashqError.
-Napi::Object Statuses(Napi::Env env) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("ERR_UNKNOWN_ALGORITHM", Napi::Number::New(env, HQ_ERR_UNKNOWN_ALGORITHM));
-  o.Set("ERR_STATE_INVALID", Napi::Number::New(env, HQ_ERR_STATE_INVALID));
-  o.Set("ERR_STATE_ALGORITHM_MISMATCH", Napi::Number::New(env, HQ_ERR_STATE_ALGORITHM_MISMATCH));
-  o.Set("ERR_STATE_VERSION", Napi::Number::New(env, HQ_ERR_STATE_VERSION));
-  o.Set("ERR_BAD_ARGUMENT", Napi::Number::New(env, HQ_ERR_BAD_ARGUMENT));
-  return o;
-}
+const Named statuses[] = {
+    {"ERR_UNKNOWN_ALGORITHM", HQ_ERR_UNKNOWN_ALGORITHM},
+    {"ERR_STATE_INVALID", HQ_ERR_STATE_INVALID},
+    {"ERR_STATE_ALGORITHM_MISMATCH", HQ_ERR_STATE_ALGORITHM_MISMATCH},
+    {"ERR_STATE_VERSION", HQ_ERR_STATE_VERSION},
+    {"ERR_BAD_ARGUMENT", HQ_ERR_BAD_ARGUMENT},
+};
 
 Napi::Object Module(Napi::Env env, Napi::Object exports) {
   std::call_once(dispatchOnce, [] {
@@ -130,8 +138,8 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_features()));
   exports.Set("cpuDetected", FeatureNames(env, hq_cpu_detected()));
   exports.Set("version", Napi::String::New(env, HASHQ_VERSION_STRING));
-  exports.Set("limits", Limits(env));
-  exports.Set("status", Statuses(env));
+  exports.Set("limits", Table(env, limits));
+  exports.Set("status", Table(env, statuses));
   return exports;
 }
 
