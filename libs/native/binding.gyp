@@ -33,7 +33,10 @@
         "src/crc32c_algo.c",
         "src/crc64nvme.c",
         "src/crc_clmul.c",
-        "binding/addon.cc"
+        "binding/addon.cc",
+        "binding/args.cc",
+        "binding/async_queue.cc",
+        "binding/hash_calls.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
@@ -46,12 +49,15 @@
       # No -march: the binary must run on every CPU of its architecture;
       # ISA-specific code uses per-function target attributes + dispatch.
       "cflags": ["-O3", "-fvisibility=hidden"],
-      "cflags_c": ["-std=c11"],
+      # Every function with external linkage must be declared in a header
+      # first (src/internal.h for the ISA variants), so the compiler checks
+      # each definition against the declaration its callers see.
+      "cflags_c": ["-std=c11", "-Wmissing-prototypes", "-Wredundant-decls"],
       "cflags_cc": ["-std=c++17"],
       # C++ exceptions stay off (node-gyp's default): the glue reports
       # errors through N-API (NAPI_DISABLE_CPP_EXCEPTIONS).
       # Node's common.gypi keeps frame pointers; the hash loops gain a register
-      # (about 2 % for Keccak) without one.
+      # without one.
       "cflags!": ["-O2", "-O1", "-O0", "-fno-omit-frame-pointer"],
       "xcode_settings": {
         "OTHER_CFLAGS": ["-O3", "-std=c11"],

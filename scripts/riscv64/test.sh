@@ -19,7 +19,8 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 native=$here/libs/native
 runner=$native/test/riscv64/runner.js
 root=${HASHQ_RISCV64_ROOT:-$here/.data/riscv64/root}
-kat=${HASHQ_KAT_DIR:-$(cd "$here/.." && pwd)/shared/kat}
+vectors=$native/test/vectors     # gzipped, read by the JS runner
+kat=$native/test/c/out/vectors   # decompressed by `make vectors`, for the C driver
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 seed=${HASHQ_SEED:-$(( $(date +%s) % 1000000 ))}
 passed=0 failed=0 steps_failed=()
@@ -57,18 +58,18 @@ if [ ${#need[@]} -gt 0 ]; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; } \
     || die "apt-get install ${need[*]} failed"
 fi
-[ -d "$kat" ] || die "no KAT directory at $kat (set HASHQ_KAT_DIR)"
 bash "$here/scripts/riscv64/rootfs.sh" "$root" || die "riscv64 root"
 
 log "build: TypeScript, KAT parser, prebuilds (riscv64, x64)"
 (cd "$native" && npx tsc -p . && npx tsc -p test/riscv64) || die "tsc"
 bash "$here/scripts/riscv64/prebuild.sh" riscv64 || die "riscv64 prebuild"
 bash "$here/scripts/riscv64/prebuild.sh" x64 || die "x64 prebuild"
+make -s -C "$native/test/c" vectors || die "test vectors"
 make -s -C "$native/test/c" CC=riscv64-linux-gnu-gcc OUT=out/riscv64 || die "C driver (riscv64)"
 make -s -C "$native/test/c" OUT=out/xoodoo-pairs CFLAGS="-O2 -DHQ_XOODOO_PAIRS=1" || die "C driver (pairs)"
 
 # node-gyp-build must load the prebuilds, never build/Release (x86-64 only).
-export PREBUILDS_ONLY=1 HASHQ_KAT_DIR=$kat
+export PREBUILDS_ONLY=1
 rnode() { "${qemu[@]}" -L "$root" "$root/usr/bin/node" "$@"; }
 
 # What `npm install` runs on a riscv64 host (node-gyp-build's install check),
@@ -85,7 +86,7 @@ install_check() {
 step "riscv64 Node: node-gyp-build loads the prebuild (npm install would not compile)" install_check
 step "C driver, riscv64 (qemu -cpu sifive-u54), all KATs" "${qemu[@]}" -L /usr/riscv64-linux-gnu "$native/test/c/out/riscv64/kat" "$kat"
 step "C driver, x86-64 with HQ_XOODOO_PAIRS=1, all KATs" "$native/test/c/out/xoodoo-pairs/kat" "$kat"
-step "riscv64 Node: KATs through the JS API" rnode "$runner" kat "$kat" 4
+step "riscv64 Node: KATs through the JS API" rnode "$runner" kat "$vectors" 4
 step "riscv64 Node: resumability properties (seed $seed)" rnode "$runner" props "$seed" 3
 step "x86-64 Node: write cross-architecture states" node "$runner" write-states "$tmp/x64.json" "$seed"
 step "riscv64 Node: finish the x86-64 states" rnode "$runner" check-states "$tmp/x64.json"
@@ -98,7 +99,7 @@ if [ "${HASHQ_TEST_ARM64:-0}" = 1 ]; then
   DEB_ARCH=arm64 bash "$here/scripts/riscv64/rootfs.sh" "$aroot" || die "arm64 root"
   bash "$here/scripts/riscv64/prebuild.sh" arm64 || die "arm64 prebuild"
   anode() { qemu-aarch64 -L "$aroot" "$aroot/usr/bin/node" "$@"; }
-  step "arm64 Node: KATs through the JS API" anode "$runner" kat "$kat" 4
+  step "arm64 Node: KATs through the JS API" anode "$runner" kat "$vectors" 4
   step "arm64 Node: resumability properties (seed $seed)" anode "$runner" props "$seed" 3
   step "arm64 Node: finish the x86-64 states" anode "$runner" check-states "$tmp/x64.json"
   step "arm64 Node: finish the riscv64 states" anode "$runner" check-states "$tmp/riscv64.json"

@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 
-import { fromStatus } from './errors';
+import { HashqError, fromCode } from './errors';
 
 /** Bytes the addon reads: Buffers, any TypedArray, DataView. */
 export type Bytes = ArrayBufferView;
@@ -45,8 +45,24 @@ export interface NativeAddon {
   forcedPortable: boolean;
   cpuFeatures: string[];
   cpuDetected: string[];
+  /** HASHQ_VERSION_STRING of src/hashq.h */
+  version: string;
+  /** the size limits of src/hashq.h (HQ_CTX_SIZE, HQ_STATE_MAX, HQ_OUTLEN_MAX, …) */
+  limits: NativeLimits;
+  /** enum hq_status of src/hashq.h, by name without the HQ_ prefix (the error code) */
+  status: Record<string, number>;
+}
+
+export interface NativeLimits {
+  /** bytes of a context */
   ctxSize: number;
+  /** largest serialized state, bytes */
   stateMax: number;
+  /** largest output of one digest call, bytes */
+  outputMax: number;
+  /** largest default output length of a hasher (and of a state), bytes */
+  defaultOutputMax: number;
+  /** longest customization string, bytes */
   customMax: number;
 }
 
@@ -57,4 +73,19 @@ const load = require('node-gyp-build') as (dir: string) => unknown;
 export const packageRoot = path.join(__dirname, '..');
 
 export const native = load(packageRoot) as NativeAddon;
+
+/** hq_status number → its name, the code of its error. */
+const statusCodes: string[] = [];
+for (const [code, status] of Object.entries(native.status)) statusCodes[status] = code;
+
+/** The code of a (positive) hq_status, e.g. 'ERR_STATE_INVALID'. */
+export function statusCode(status: number): string {
+  return statusCodes[status] ?? `status ${status}`;
+}
+
+/** The HashqError for a (positive) hq_status the addon reported. */
+export function fromStatus(status: number, message: string): HashqError {
+  return fromCode(statusCode(status), message);
+}
+
 native.setup(fromStatus);

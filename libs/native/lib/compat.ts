@@ -6,19 +6,11 @@
  */
 import { Transform, TransformCallback } from 'node:stream';
 
-import { native } from './addon';
-import { BadArgumentError, UnknownAlgorithmError, fromStatus, stateErrorMessage } from './errors';
-import {
-  AlgorithmInfo,
-  AlgorithmName,
-  Hasher,
-  syncLimit,
-  findAlgorithm,
-  hasherContext,
-  newContext,
-  wrapContext,
-  wrapLoaded,
-} from './hasher';
+import { fromStatus, native, statusCode } from './addon';
+import { BadArgumentError, UnknownAlgorithmError, stateErrorMessage } from './errors';
+import { AlgorithmInfo, AlgorithmName, findAlgorithm } from './algorithms';
+import { syncLimit } from './async';
+import { Hasher, hasherContext, newContext, wrapContext, wrapLoaded } from './hasher';
 
 /** Sha1 and Sha256 keep resumable-hash's values; the rest are appended. */
 export enum HashType {
@@ -79,7 +71,7 @@ function openHasher(type: unknown, init: unknown): Hasher {
   }
   requireBuffer(init);
   const rc = native.deserialize(ctx, init, info.id);
-  if (rc < 0) throw fromStatus(-rc, `Invalid init payload: ${stateErrorMessage(-rc)}`);
+  if (rc < 0) throw fromStatus(-rc, `Invalid init payload: ${stateErrorMessage(statusCode(-rc))}`);
   return wrapLoaded(ctx, rc);
 }
 

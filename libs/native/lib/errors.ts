@@ -1,7 +1,7 @@
 /**
  * Errors thrown by @hashq/native. Every one is a HashqError with a stable
- * `code`; the native layer reports an hq_status number that `fromStatus`
- * maps to the matching subclass.
+ * `code`; the native layer reports an hq_status number, which lib/addon.ts
+ * names (the addon exports the names) and `fromCode` maps to a subclass.
  */
 export class HashqError extends Error {
   readonly code: string;
@@ -48,41 +48,27 @@ export class BadArgumentError extends HashqError {
   }
 }
 
-/** enum hq_status of src/hashq.h (positive values). */
-export const enum Status {
-  UnknownAlgorithm = 1,
-  StateInvalid = 2,
-  StateAlgorithm = 3,
-  StateVersion = 4,
-  BadArgument = 5,
-  Busy = 6,
+/** The error of each code the addon reports (its hq_status names, src/hashq.h). */
+const BY_CODE: Record<string, new (message: string) => HashqError> = {
+  ERR_UNKNOWN_ALGORITHM: UnknownAlgorithmError,
+  ERR_STATE_INVALID: InvalidStateError,
+  ERR_STATE_ALGORITHM_MISMATCH: StateAlgorithmMismatchError,
+  ERR_STATE_VERSION: UnsupportedStateVersionError,
+  ERR_BAD_ARGUMENT: BadArgumentError,
+};
+
+/** The HashqError subclass for `code`; ERR_INTERNAL for a code it does not know. */
+export function fromCode(code: string, message: string): HashqError {
+  const make = BY_CODE[code];
+  return make ? new make(message) : new HashqError('ERR_INTERNAL', `${message} (${code})`);
 }
 
-export function fromStatus(status: number, message: string): HashqError {
-  switch (status) {
-    case Status.UnknownAlgorithm:
-      return new UnknownAlgorithmError(message);
-    case Status.StateInvalid:
-      return new InvalidStateError(message);
-    case Status.StateAlgorithm:
-      return new StateAlgorithmMismatchError(message);
-    case Status.StateVersion:
-      return new UnsupportedStateVersionError(message);
-    case Status.Busy:
-      return new BusyError(message);
-    case Status.BadArgument:
-      return new BadArgumentError(message);
-    default:
-      return new HashqError('ERR_INTERNAL', `${message} (status ${status})`);
-  }
-}
-
-/** Message for a failed state load, by status. */
-export function stateErrorMessage(status: number): string {
-  switch (status) {
-    case Status.StateAlgorithm:
+/** Message for a failed state load, by code. */
+export function stateErrorMessage(code: string): string {
+  switch (code) {
+    case 'ERR_STATE_ALGORITHM_MISMATCH':
       return 'the state belongs to another algorithm';
-    case Status.StateVersion:
+    case 'ERR_STATE_VERSION':
       return 'the state was written by a newer format version';
     default:
       return 'the state is invalid (bad magic, size, field or checksum)';

@@ -10,20 +10,10 @@ export {
   BusyError,
   BadArgumentError,
 } from './errors';
-export type { AlgorithmName, AlgorithmInfo, Input, HasherOptions, HashOptions } from './hasher';
-export {
-  ASYNC_MIN_BYTES,
-  asyncThreshold,
-  asyncStats,
-  Hasher,
-  algorithms,
-  findAlgorithm,
-  implementation,
-  cpuFeatures,
-  cpucycles,
-  cpucyclesSource,
-  createHasher,
-  hash,
-  hashAsync,
-} from './hasher';
+export type { AlgorithmName, AlgorithmInfo } from './algorithms';
+export type { Input, HasherOptions, HashOptions } from './input';
+export { algorithms, findAlgorithm, implementation } from './algorithms';
+export { ASYNC_MIN_BYTES, asyncThreshold, asyncStats } from './async';
+export { cpuFeatures, cpucycles, cpucyclesSource } from './cpu';
+export { Hasher, createHasher, hash, hashAsync } from './hasher';
 export { HashType, Hash, MutableHash, HashStream, hashTypeAlgorithm } from './compat';

@@ -1,5 +1,5 @@
 /*
- * Ascon hashing, both generations (../../shared/kat/README.md §3 lists
+ * Ascon hashing, both generations (../test/vectors/README.md §3 lists
  * the differences):
  *   NIST SP 800-232: Ascon-Hash256, Ascon-XOF128, Ascon-CXOF128 — bytes
  *     loaded little-endian, padding byte 0x01, p12 everywhere;
@@ -10,9 +10,9 @@
  * 8-byte word; every message is padded (not lazy): the core hands us whole
  * blocks and the buffered tail (< 8 bytes) at the end.
  */
-/* Instruction order as in ascon_bmi.c (which see): Zen scheduling measured
- * about 4 % fewer ticks per byte for the portable x86-64 build too. Before
- * ascon_perm.h includes internal.h, so that its inline helpers match. */
+/* Instruction order as in ascon_bmi.c (which see), for the portable x86-64
+ * build too. Before ascon_perm.h includes internal.h, so that its inline
+ * helpers match. */
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__)
 #pragma GCC target("tune=znver1")
 #pragma GCC optimize("schedule-insns", "sched-pressure")
@@ -20,13 +20,6 @@
 #define ASCON_TARGET static
 #define ASCON_NAME(f) hq_ascon_##f##_portable
 #include "ascon_perm.h"
-
-#if defined(HQ_X86_64)
-void hq_ascon_permute_bmi(uint64_t *s, int rounds);
-void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-#endif
 
 /* The permutation for init, padding and squeezing: the same build as the
  * block loops (select_* below). */

@@ -6,12 +6,12 @@
 /*
  * Instruction order: the block loop is bound by integer-ALU throughput (37
  * ALU operations per round, no spills), and GCC's generic scheduling model
- * leaves the ALUs idle more often than its Zen models do. Scheduling for
- * Zen (tune= changes only the order of the instructions, not which ones
- * may be used) with pre-allocation scheduling measured 4-5 % fewer ticks
- * per byte on the AMD EPYC (Zen 5) this was written on (bench/c; znver1,
- * 2 and 3 measured alike, znver1 is known to GCC since 6). Set before
- * internal.h so that its inline helpers get the same target and inline.
+ * leaves the ALUs idle more often than its Zen models do, so the loop is
+ * scheduled for Zen (tune= changes only the order of the instructions, not
+ * which ones may be used; znver1 is known to GCC since 6) with
+ * pre-allocation scheduling (measurements: README, implementation notes).
+ * Set before internal.h so that its inline helpers get the same target and
+ * inline.
  */
 #if defined(__x86_64__) && defined(__GNUC__) && __GNUC__ >= 6 && !defined(__clang__)
 #pragma GCC target("bmi,bmi2,tune=znver1")
@@ -22,10 +22,6 @@
 #if defined(HQ_X86_64)
 #define ASCON_TARGET __attribute__((target("bmi,bmi2")))
 #define ASCON_NAME(f) hq_ascon_##f##_bmi
-void hq_ascon_permute_bmi(uint64_t *s, int rounds);
-void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 #include "ascon_perm.h"
 #else
 typedef int hq_ascon_bmi_unused; /* ISO C forbids an empty file */

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "internal.h"
+#include "hashq_testing.h"
 
 #include <time.h>
 

@@ -4,6 +4,7 @@
  * portable paths so tests can cover them on any machine.
  */
 #include "internal.h"
+#include "hashq_testing.h"
 
 #if defined(HQ_X86_64)
 #include <cpuid.h>
@@ -11,9 +12,6 @@
 #if defined(HQ_ARM64) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
-
-void hq_dispatch_select_all(uint32_t cpu);
-void hq_crc32c_init_tables(void);
 
 static uint32_t features;
 

@@ -13,14 +13,21 @@
 extern "C" {
 #endif
 
+/* The library's version (semantic versioning; the npm package's version). */
+#define HASHQ_VERSION_MAJOR 0
+#define HASHQ_VERSION_MINOR 1
+#define HASHQ_VERSION_PATCH 0
+#define HASHQ_VERSION_STRING "0.1.0"
+
 /* Error codes returned (negated) by the functions below. Stable: the
- * TypeScript layer maps each one to a HashqError subclass. */
+ * addon exports them by name without the HQ_ prefix, and the TypeScript
+ * layer maps each one to a HashqError subclass whose `code` is that name. */
 enum hq_status {
   HQ_OK = 0,
   HQ_ERR_UNKNOWN_ALGORITHM = 1,
   HQ_ERR_STATE_INVALID = 2,
-  HQ_ERR_STATE_ALGORITHM = 3, /* valid state of another algorithm */
-  HQ_ERR_STATE_VERSION = 4,   /* format version from the future */
+  HQ_ERR_STATE_ALGORITHM_MISMATCH = 3, /* valid state of another algorithm */
+  HQ_ERR_STATE_VERSION = 4,            /* format version from the future */
   HQ_ERR_BAD_ARGUMENT = 5
 };
 
@@ -52,22 +59,6 @@ typedef struct hq_info {
  * path. Called once at load; tests may call it again (never while another
  * thread hashes). */
 void hq_dispatch_init(int force_portable);
-
-/* CPU features by name, for hiding some from dispatch (tests cover every
- * path a machine has this way; users can sidestep a path). Names: ssse3,
- * sse4.1, sse4.2, sha, bmi1, bmi2, pclmul, avx2, vpclmul, avx512vl (x86-64);
- * sha1, sha2, sha512, crc32, pmull (arm64); zbb, zknh, zbc (riscv64).
- * hq_cpu_feature_bits parses a comma-separated list into *bits: 0 on
- * success, else the 1-based position of the first unknown name. */
-int hq_cpu_feature_bits(const char *list, uint32_t *bits);
-/* The name of the single feature bit `bit`, or NULL. */
-const char *hq_cpu_feature_name(uint32_t bit);
-/* Dispatch as hq_dispatch_init(0) with the features in `hidden` treated as
- * absent. */
-void hq_dispatch_init_hiding(uint32_t hidden);
-/* The features dispatch uses now (after hiding), and the ones the CPU has. */
-uint32_t hq_cpu_features(void);
-uint32_t hq_cpu_detected(void);
 
 int hq_algorithm_count(void);
 /* index in [0, hq_algorithm_count()); NULL outside. */
@@ -113,13 +104,11 @@ size_t hq_serialize(const hq_ctx *ctx, uint8_t *out);
  * algorithm. Also accepts resumable-hash 0.2.5 states (96/112 bytes). */
 int hq_deserialize(hq_ctx *ctx, const uint8_t *in, size_t len, int expect_id);
 
-/* CRC-32C (Castagnoli), reflected, init/xorout 0xffffffff applied by the
- * caller: hq_crc32c(0, p, n) is the standard check value. */
+/* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78) of p[0..n),
+ * continuing from crc, the CRC of the bytes before (0 to start). Init and
+ * xorout 0xffffffff are applied inside: hq_crc32c(0, "123456789", 9) is
+ * 0xE3069283, and hq_crc32c(hq_crc32c(0, a, m), b, n) is the CRC of a‖b. */
 uint32_t hq_crc32c(uint32_t crc, const uint8_t *p, size_t n);
-
-/* CPU cycle counter (rdtsc / cntvct_el0 / rdcycle→rdtime / monotonic ns). */
-uint64_t hq_cpucycles(void);
-const char *hq_cpucycles_source(void);
 
 #ifdef __cplusplus
 }

@@ -122,11 +122,27 @@ struct hq_algo {
                   const uint8_t *inb, size_t nblocks);
 };
 
+/* Every algorithm, by the name of its hq_algo_<name> (defined in its family
+ * file); registry.c builds the table from this list. */
+#define HQ_ALGOS(X)                                                        \
+  X(sha1) X(sha224) X(sha256) X(sha384) X(sha512) X(sha3_256) X(sha3_512)  \
+  X(shake128) X(shake256) X(ascon_hash256) X(ascon_xof128)                 \
+  X(ascon_cxof128) X(asconhashv12) X(asconhashav12) X(asconxofv12)         \
+  X(asconxofav12) X(md5) X(crc32) X(crc32c) X(crc64nvme) X(xoodyak)        \
+  X(esch256) X(esch384) X(romulush) X(photonbeetlehash256)
+#define HQ_DECLARE_ALGO(n) extern hq_algo hq_algo_##n;
+HQ_ALGOS(HQ_DECLARE_ALGO)
+#undef HQ_DECLARE_ALGO
+
 /* Registry (registry.c). NULL for ids with no implementation. */
 hq_algo *hq_algo_by_id(int id);
+/* Runs every algorithm's select for the CPU features `cpu` (registry.c). */
+void hq_dispatch_select_all(uint32_t cpu);
 /* CRC-32C as hq_crc32c, on the CRC instruction where dispatch found one
  * (crc32c_algo.c); for the short inputs of the state checksum. */
 uint32_t hq_crc32c_short(uint32_t crc, const uint8_t *p, size_t n);
+/* Builds the table hq_crc32c reads (crc32c.c); idempotent. */
+void hq_crc32c_init_tables(void);
 
 /* Byte-order helpers: every serialized integer goes through these. */
 static inline uint32_t hq_load32_le(const uint8_t *p) {
@@ -178,6 +194,54 @@ static inline uint64_t hq_rotr64(uint64_t x, unsigned n) {
 #endif
 #if defined(__riscv) && __riscv_xlen == 64
 #define HQ_RISCV64 1
+#endif
+
+/*
+ * Round constants shared by a family's portable file and its ISA variants
+ * (FIPS 180-4 §4.2.2, §4.2.3; defined in sha256.c and sha512.c).
+ */
+extern const uint32_t hq_sha256_k[64];
+extern const uint64_t hq_sha512_k[80];
+
+/*
+ * The ISA variants: one file each, defined only on their architecture and
+ * picked by the family's select when dispatch reports the CPU features.
+ * blocks: n whole blocks into c (hq_algo.blocks); blocks2: n blocks of each
+ * of two messages (hq_algo.blocks2).
+ */
+#if defined(HQ_X86_64)
+/* SHA extensions (sha1_shani.c, sha256_shani.c) */
+void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                           const uint8_t *inb, size_t n);
+void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
+                             const uint8_t *inb, size_t n);
+/* AVX2 + BMI2 and AVX-512VL message schedule (sha512_avx2.c) */
+void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
+/* Keccak-f[1600]: f1600 permutes s once; blocks_rN absorb at rate N bytes
+ * (BMI1/BMI2: keccak_bmi.c; AVX-512VL: keccak_avx512.c) */
+void hq_keccak_f1600_bmi(uint64_t *s);
+void hq_keccak_blocks_r72_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r136_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r168_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_f1600_avx512(uint64_t *s);
+void hq_keccak_blocks_r72_avx512(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r136_avx512(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r168_avx512(hq_ctx *c, const uint8_t *in, size_t n);
+/* Ascon with BMI1/BMI2 (ascon_bmi.c): the permutation, and the block loops
+ * by byte order and rounds (le12: SP 800-232; be12, be8: v1.2) */
+void hq_ascon_permute_bmi(uint64_t *s, int rounds);
+void hq_ascon_blocks_le12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be12_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
+#endif
+
+#if defined(HQ_ARM64)
+/* ARMv8 cryptography extensions (sha1_armv8.c, sha256_armv8.c) */
+void hq_sha1_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 #endif
 
 #endif

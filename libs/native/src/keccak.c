@@ -13,23 +13,12 @@
 #define KECCAK_NAME(f) keccak_##f##_portable
 #include "keccak_perm.h"
 
-#if defined(HQ_X86_64)
-void hq_keccak_f1600_bmi(uint64_t *s);
-void hq_keccak_blocks_r72_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r136_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r168_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_f1600_avx512(uint64_t *s);
-void hq_keccak_blocks_r72_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r136_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r168_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-#endif
-
 /* The permutation used for squeezing: the same build as the blocks. */
 static void (*keccak_f1600)(uint64_t *s) = keccak_f1600_portable;
 
 /* The all-zero state: hq_init zeroes the whole context before calling
  * init, so there is nothing left to do (a second memset of the 200 state
- * bytes cost about 40 counter ticks, ~6 % of a 64-byte SHA3-256). */
+ * bytes is a measurable part of a short one-shot). */
 static void keccak_init(hq_ctx *c, const uint8_t *custom, size_t custom_len) {
   (void)c;
   (void)custom;
@@ -91,7 +80,6 @@ static inline void keccak_oneshot(const hq_algo *a, const uint8_t *in,
 /* SHA3 appends the bits 01, SHAKE 1111 (FIPS 202 §6.1, §6.2): with the
  * first padding bit, the bytes 0x06 and 0x1F. */
 #define KECCAK_FINALS(var, rate, domain)                                  \
-  extern hq_algo hq_algo_##var;                                           \
   static void var##_final(hq_ctx *c, uint8_t *out, size_t len) {          \
     keccak_final(c, out, len, rate, domain);                              \
   }                                                                       \

@@ -22,11 +22,6 @@
 
 #define KECCAK_AVX512 __attribute__((target("avx512f,avx512vl")))
 
-void hq_keccak_f1600_avx512(uint64_t *s);
-void hq_keccak_blocks_r72_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r136_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r168_avx512(hq_ctx *c, const uint8_t *in, size_t n);
-
 /* vpternlogq truth tables: 0x96 = a ^ b ^ c, 0xD2 = a ^ (~b & c). */
 #define XOR3(a, b, c) _mm_ternarylogic_epi64((a), (b), (c), 0x96)
 #define CHI(a, b, c) _mm_ternarylogic_epi64((a), (b), (c), 0xD2)

@@ -10,10 +10,6 @@
 #define KECCAK_COMPLEMENT 0
 #define KECCAK_TARGET __attribute__((target("bmi,bmi2")))
 #define KECCAK_NAME(f) hq_keccak_##f##_bmi
-void hq_keccak_f1600_bmi(uint64_t *s);
-void hq_keccak_blocks_r72_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r136_bmi(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_keccak_blocks_r168_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 #include "keccak_perm.h"
 #else
 typedef int hq_keccak_bmi_unused; /* ISO C forbids an empty file */

@@ -4,16 +4,6 @@
  */
 #include "internal.h"
 
-#define HQ_ALGOS(X)                                                        \
-  X(sha1) X(sha224) X(sha256) X(sha384) X(sha512) X(sha3_256) X(sha3_512)  \
-  X(shake128) X(shake256) X(ascon_hash256) X(ascon_xof128)                 \
-  X(ascon_cxof128) X(asconhashv12) X(asconhashav12) X(asconxofv12)         \
-  X(asconxofav12) X(md5) X(crc32) X(crc32c) X(crc64nvme) X(xoodyak)        \
-  X(esch256) X(esch384) X(romulush) X(photonbeetlehash256)
-
-#define HQ_DECLARE(n) extern hq_algo hq_algo_##n;
-HQ_ALGOS(HQ_DECLARE)
-
 static hq_algo *table[HQ_ID_LIMIT];
 static int ids[HQ_ID_LIMIT]; /* dense list of present ids, in id order */
 static int count;

@@ -8,11 +8,6 @@
  */
 #include "internal.h"
 
-void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                           const uint8_t *inb, size_t n);
-void hq_sha1_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
-
 /* W is a 16-word ring (FIPS 180-4 §6.1.3 alternate method); the five
  * working variables rotate by renaming. */
 #define W(t) w[(t) & 15]

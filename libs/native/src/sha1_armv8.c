@@ -9,7 +9,6 @@
 #if defined(HQ_ARM64)
 #include <arm_neon.h>
 
-void hq_sha1_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 
 /* Rounds 4q..4q+3: OP is SHA1C (Ch), SHA1P (parity) or SHA1M (Maj). The E
  * of the next quad is rotl 30 of this quad's incoming A (SHA1H). */

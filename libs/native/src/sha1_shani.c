@@ -9,12 +9,10 @@
  *
  * The block is a chain of twenty dependent SHA1RNDS4; the message schedule
  * runs beside it on the same execution unit. GCC's post-register-allocation
- * scheduler moves schedule instructions where they delay the chain: with it,
- * 1.35 rdtsc ticks/B against OpenSSL's 1.33 on this Zen 4 VM; without it (the
- * order of this source kept), 1.33 against 1.33 (bench/c, 64 KiB updates).
- * So the one-message function is compiled without it; the two-message one,
- * whose two chains hide each other's delays, is faster with it (0.77 against
- * 0.80 ticks/B).
+ * scheduler moves schedule instructions where they delay the chain, so the
+ * one-message function keeps this source's order (no-schedule-insns2); the
+ * two-message one, whose two chains hide each other's delays, gains from the
+ * scheduler and keeps it (measurements: README, implementation notes).
  */
 #include "internal.h"
 
@@ -22,10 +20,6 @@
 #include <immintrin.h>
 
 #include "shani_common.h"
-
-void hq_sha1_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha1_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                           const uint8_t *inb, size_t n);
 
 #define HQ_SHANI __attribute__((target("sha,sse4.1,ssse3")))
 #if defined(__GNUC__) && !defined(__clang__)

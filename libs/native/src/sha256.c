@@ -8,12 +8,6 @@
  */
 #include "internal.h"
 
-void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                             const uint8_t *inb, size_t n);
-void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
-extern const uint32_t hq_sha256_k[64];
-
 /* FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube
  * roots of the first 64 primes. */
 const uint32_t hq_sha256_k[64] = {
@@ -70,7 +64,7 @@ static void sha256_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
     uint32_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
     ROUND8(KW_LOAD, 0);
     ROUND8(KW_LOAD, 8);
-    /* rolled by 16 rounds: fully unrolled ran slower on x86-64 */
+    /* rolled by 16 rounds: fully unrolled is slower on x86-64 */
 #pragma GCC unroll 1
     for (const uint32_t *k = hq_sha256_k + 16; k < hq_sha256_k + 64; k += 16) {
       ROUND8(KW_EXPAND, 0);

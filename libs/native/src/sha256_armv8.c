@@ -9,8 +9,6 @@
 #if defined(HQ_ARM64)
 #include <arm_neon.h>
 
-void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
-extern const uint32_t hq_sha256_k[64];
 
 /* Four rounds on W[4i..4i+3] in mi; for i < 12 the slot mi then receives
  * W[4i+16..4i+19] (FIPS 180-4 §6.2.2 step 1). SHA256H2 needs the {A..D}

@@ -13,11 +13,6 @@
 
 #include "shani_common.h"
 
-void hq_sha256_blocks_shani(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha256_blocks2_shani(hq_ctx *a, const uint8_t *ina, hq_ctx *b,
-                             const uint8_t *inb, size_t n);
-extern const uint32_t hq_sha256_k[64];
-
 #define HQ_SHANI __attribute__((target("sha,sse4.1,ssse3")))
 
 /* Four rounds of one lane (state abef/cdgh) on message words W[4i..4i+3]

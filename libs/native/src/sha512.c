@@ -16,9 +16,6 @@
 #include <emmintrin.h>
 #endif
 
-void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
-
 /* FIPS 180-4 §4.2.3: the first 64 bits of the fractional parts of the cube
  * roots of the first 80 primes. */
 const uint64_t hq_sha512_k[80] = {
@@ -68,7 +65,7 @@ static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
     uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
     SHA512_ROUND8(KW_LOAD, 0);
     SHA512_ROUND8(KW_LOAD, 8);
-    /* rolled by 16 rounds: fully unrolled ran 30 % slower on x86-64 */
+    /* rolled by 16 rounds: fully unrolled is slower on x86-64 */
 #pragma GCC unroll 1
     for (const uint64_t *k = hq_sha512_k + 16; k < hq_sha512_k + 80; k += 16) {
       SHA512_ROUND8(KW_EXPAND, 0);
@@ -170,8 +167,6 @@ static void sha512_oneshot(const hq_algo *a, const uint64_t iv[8],
   memcpy(c.buf, in + 128 * n, tail);
   sha512_final(&c, out, outlen);
 }
-
-extern hq_algo hq_algo_sha384, hq_algo_sha512;
 
 static void oneshot384(const uint8_t *in, size_t len, uint8_t *out,
                        size_t outlen) {

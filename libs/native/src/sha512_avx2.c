@@ -6,28 +6,16 @@
  *   avx2      AVX2 + BMI2: sigma0/sigma1 from shifts, ORs and a byte shuffle;
  *   avx512vl  adds AVX-512F/VL: VPRORQ rotations and one VPTERNLOGQ three-way
  *             XOR per sigma, 4 instructions instead of 7 to 9.
- * Measured on the Zen 4 VM of 2026-12-03 (rdtsc at 2.596 GHz, cores about
- * 3.69 GHz; TSC ticks per 128-byte block): the scalar rounds alone
- * (schedule left out) take ~375 ticks, about 3.5 integer operations per
- * cycle, which is what this core sustains (README, speed section), as
- * OpenSSL's AVX2 code does; the avx512vl instance takes ~381 (the schedule
- * is nearly free), the avx2 one ~420 (its schedule has twice the
- * instructions and spills registers). Scheduling two blocks at once in
- * 256-bit registers, as OpenSSL does, gave the avx2 instance only ~3 % on an
- * earlier VM for twice the code; scheduling eight blocks at once in 512-bit
- * registers (no shuffles, two instructions per round instead of 7.5)
- * measured 3.21 ticks/B against this file's 2.98 on Zen 4, with rounds-only
- * 3.01 in that layout, so it was not kept either. Unrolling the loop over
- * chunks made the avx2 instance 5 % faster and the avx512vl one 5 % slower,
- * so only the avx2 one is unrolled.
+ * The rounds are bound by the integer ALUs; the vector schedule beside them
+ * is nearly free in the avx512vl instance and costs the avx2 one more (twice
+ * the instructions, some spills). Only the avx2 instance unrolls the loop
+ * over chunks: it gains from it, the avx512vl one loses. Measurements, and
+ * the schedules tried and not kept: README, implementation notes.
  */
 #include "sha512_rounds.h"
 
 #if defined(HQ_X86_64)
 #include <immintrin.h>
-
-void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
 
 #define HQ_AVX2 __attribute__((target("avx2,bmi2")))
 #define HQ_AVX512VL __attribute__((target("avx2,bmi2,avx512f,avx512vl")))

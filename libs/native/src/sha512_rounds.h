@@ -9,8 +9,6 @@
 
 #include "internal.h"
 
-extern const uint64_t hq_sha512_k[80];
-
 #define SHA512_BSIG0(x) (hq_rotr64(x, 28) ^ hq_rotr64(x, 34) ^ hq_rotr64(x, 39))
 #define SHA512_BSIG1(x) (hq_rotr64(x, 14) ^ hq_rotr64(x, 18) ^ hq_rotr64(x, 41))
 #define SHA512_CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
@@ -32,9 +30,9 @@ extern const uint64_t hq_sha512_k[80];
  * four dependent steps after e instead of five: e' = ((d + h + kw) + Ch) +
  * Sigma1(e), and T1 = (h + kw + Ch) + Sigma1(e) beside it (one more add).
  * Faster where the rounds wait on that chain rather than on the integer
- * ALUs: the AVX-512VL block function on Zen 4 (2.98 against 3.05 rdtsc
- * ticks/B); slower for the portable (4.32 against 4.14) and AVX2 ones, whose
- * rounds compete with more scalar work, so only that one uses it.
+ * ALUs (the AVX-512VL block function); slower for the portable and AVX2
+ * ones, whose rounds compete with more scalar work, so only that one uses it
+ * (measurements: README, implementation notes).
  */
 #define SHA512_ROUND_E4(a, b, c, d, e, f, g, h, kw)                      \
   do {                                                                   \

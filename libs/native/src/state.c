@@ -11,8 +11,8 @@
 #define HQ_HEADER_LEN 24
 
 /* memcpy of at most HQ_MAX_BLOCK bytes. A plain memcpy with a length the
- * compiler knows to be small becomes rep movsq, which takes tens of cycles
- * to start on many CPUs; eight bytes at a time is faster for these sizes. */
+ * compiler knows to be small becomes rep movsq, slow to start on many CPUs;
+ * eight bytes at a time is faster for these sizes. */
 __attribute__((optimize("no-tree-loop-distribute-patterns"))) static void
 copy_short(uint8_t *d, const uint8_t *s, size_t n) {
   size_t i = 0;
@@ -95,7 +95,7 @@ static int load_v1(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
   if (len != need) return -HQ_ERR_STATE_INVALID;
   if (hq_crc32c_short(0, in, len - 4) != hq_load32_le(in + len - 4))
     return -HQ_ERR_STATE_INVALID;
-  if (expect >= 0 && expect != in[5]) return -HQ_ERR_STATE_ALGORITHM;
+  if (expect >= 0 && expect != in[5]) return -HQ_ERR_STATE_ALGORITHM_MISMATCH;
   if (in[6] || in[7]) return -HQ_ERR_STATE_INVALID;
   uint64_t total = hq_load64_le(in + 8);
   uint32_t outlen = hq_load32_le(in + 16);
@@ -110,8 +110,8 @@ static int load_v1(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
    * check of the loaded state) sees the context itself: on failure
    * hq_deserialize zeroes it, as it does for every refused state. Filling
    * it in place, field by field, skips a zeroed 392-byte temporary and its
-   * copy (GCC inlines both as rep stos/movs, slow to start: with them
-   * hq_deserialize of a SHA-256 state took ~126 counter ticks, now ~40). */
+   * copy (GCC inlines both as rep stos/movs, slow to start: README,
+   * implementation notes). */
   c->algo = in[5];
   c->buffered = buffered;
   c->total = total;
@@ -136,7 +136,7 @@ static int load_legacy(hq_ctx *c, const uint8_t *in, size_t len, int expect) {
   unsigned nh = id == HQ_SHA1 ? 5 : 8;
   const uint8_t *p = in + 4 * nh;
   if (!hq_algo_by_id(id)) return -HQ_ERR_STATE_INVALID;
-  if (expect >= 0 && expect != id) return -HQ_ERR_STATE_ALGORITHM;
+  if (expect >= 0 && expect != id) return -HQ_ERR_STATE_ALGORITHM_MISMATCH;
   uint64_t bits = (uint64_t)hq_load32_be(p + 4) << 32 | hq_load32_be(p);
   uint32_t num = hq_load32_be(p + 8 + 64);
   if (bits % 8 || num >= 64 || (bits / 8) % 64 != num)

@@ -5,7 +5,7 @@
 import * as crypto from 'node:crypto';
 
 import * as lib from '../lib';
-import { ASYNC_SLICE_BYTES } from '../lib/hasher';
+import { ASYNC_SLICE_BYTES } from '../lib/async';
 import { TEST_SEED, oracle, prng } from './helpers/oracle';
 import { runChild } from './helpers/spawn';
 

@@ -1,10 +1,15 @@
 /**
- * Every vector of every file in ../shared/kat, through the Node API: in this
+ * Every vector of every file in test/vectors, through the Node API: in this
  * process (dispatched path: SHA-NI etc. where the CPU has it) and in a child
  * process forced onto the portable path.
  */
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+
 import * as lib from '../lib';
-import { HashFn, checkKatFile, listKatFiles } from './helpers/kat';
+import { HashFn, KAT_DIR, checkKatFile, listKatFiles } from './helpers/kat';
 import { KatResult, runKats } from './helpers/library';
 import { runChild } from './helpers/spawn';
 
@@ -30,6 +35,16 @@ function expectAllPass(results: KatResult[]): void {
 describe('known-answer tests', () => {
   test('the vector directory holds every file the README lists', () => {
     expect(files).toHaveLength(33);
+  });
+
+  test('every stored file decompresses to the bytes SHA256SUMS lists', () => {
+    const sums = fs.readFileSync(path.join(KAT_DIR, 'SHA256SUMS'), 'utf8').trim().split('\n');
+    expect(sums).toHaveLength(34);
+    for (const line of sums) {
+      const [sum, file] = line.split(/ +/);
+      const bytes = zlib.gunzipSync(fs.readFileSync(path.join(KAT_DIR, `${file}.gz`)));
+      expect({ file, sum: crypto.createHash('sha256').update(bytes).digest('hex') }).toEqual({ file, sum });
+    }
   });
 
   test('every algorithm is linked (HASHQ_REQUIRE_ALL=1 in CI)', () => {

@@ -102,7 +102,7 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
     process.on('uncaughtException', (e) => seen.push('uncaught ' + e.message));
     const id = m.findAlgorithm('sha256').id;
     const data = Buffer.alloc(1 << 20, 1);
-    const ctx = [0, 1, 2].map(() => { const c = new Uint8Array(native.ctxSize); native.init(c, id, undefined, 0); return c; });
+    const ctx = [0, 1, 2].map(() => { const c = new Uint8Array(native.limits.ctxSize); native.init(c, id, undefined, 0); return c; });
     native.updateAsync(ctx[0], data, () => seen.push('a'));
     native.updateAsync(ctx[1], data, () => { seen.push('b'); throw new Error('boom'); });
     native.updateAsync(ctx[2], data, () => seen.push('c'));
@@ -118,7 +118,7 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
 });
 
 describe('HASHQ_ASYNC_THREADS', () => {
-  const { configuredAsyncLimit } = require('../lib/hasher') as typeof import('../lib/hasher');
+  const { configuredAsyncLimit } = require('../lib/async') as typeof import('../lib/async');
   const cpus = require('node:os').availableParallelism() as number;
 
   test('defaults to the pool size capped at the CPUs; an explicit value wins', () => {
@@ -147,5 +147,46 @@ describe('HASHQ_ASYNC_THREADS', () => {
     const bad = run('zero');
     expect(bad.status).not.toBe(0);
     expect(bad.stderr).toContain('ERR_BAD_ARGUMENT');
+  });
+});
+
+describe('one set of names and numbers in C, the addon and TypeScript', () => {
+  const fs = require('node:fs') as typeof import('node:fs');
+  const { native, fromStatus } = require('../lib/addon') as typeof import('../lib/addon');
+  const header = fs.readFileSync(path.join(root, 'src', 'hashq.h'), 'utf8');
+
+  test('the version of hashq.h is the package version, and the addon reports it', () => {
+    const pkg = require(path.join(root, 'package.json'));
+    const part = (name: string): string => new RegExp(`#define HASHQ_VERSION_${name} (\\d+)`).exec(header)![1];
+    expect(`${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`).toBe(pkg.version);
+    expect(/#define HASHQ_VERSION_STRING "([^"]+)"/.exec(header)![1]).toBe(pkg.version);
+    expect(native.version).toBe(pkg.version);
+  });
+
+  test('the addon exports enum hq_status by name, and each status becomes the error of that code', () => {
+    const inHeader = Object.fromEntries([...header.matchAll(/HQ_(ERR_\w+) = (\d+)/g)].map((m) => [m[1], Number(m[2])]));
+    expect(native.status).toEqual(inHeader);
+    for (const [code, status] of Object.entries(native.status)) {
+      const err = fromStatus(status, 'message');
+      expect({ code: err.code, name: err.name === 'HashqError' }).toEqual({ code, name: false });
+    }
+  });
+
+  test('STATE_FORMAT.md names only codes the library throws', () => {
+    const doc = fs.readFileSync(path.join(root, 'STATE_FORMAT.md'), 'utf8');
+    const named = new Set([...doc.matchAll(/`(ERR_\w+)`/g)].map((m) => m[1]));
+    expect(named.size).toBeGreaterThan(0);
+    for (const code of named) expect(Object.keys(native.status)).toContain(code);
+  });
+
+  test('the size limits of hashq.h', () => {
+    const limit = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(header)![1]);
+    expect(native.limits).toEqual({
+      ctxSize: limit('HQ_CTX_SIZE'),
+      stateMax: limit('HQ_STATE_MAX'),
+      outputMax: 2 ** Number(/#define HQ_OUTLEN_MAX \(1u << (\d+)\)/.exec(header)![1]),
+      defaultOutputMax: limit('HQ_DEFAULT_OUTLEN_MAX'),
+      customMax: limit('HQ_CUSTOM_MAX'),
+    });
   });
 });

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 
 import * as lib from '../lib';
 import { GOLDEN_FILE, GoldenState, goldenMessage } from './fixtures/make-golden';
+import { LARGE_GOLDEN_FILE, LARGE_MESSAGE_BYTES, LargeGoldenState, largeMessage } from './fixtures/make-golden-large';
 import { TEST_SEED, hasOracle, oracle, prng } from './helpers/oracle';
 
 const golden: GoldenState[] = JSON.parse(fs.readFileSync(GOLDEN_FILE, 'utf8'));
@@ -148,6 +149,26 @@ describe.each(linked.map((g) => [g.algorithm, g] as const))('golden %s', (_name,
       expect([other.name, restoreCode(stateOf(g), other.name)]).toEqual([other.name, 'ERR_STATE_ALGORITHM_MISMATCH']);
     }
     expect(restoreCode(stateOf(g), g.algorithm)).toBe('accepted');
+  });
+});
+
+describe('golden states past 2^32 bytes (written by a 4 GiB run, digest by Node\'s crypto)', () => {
+  const large: LargeGoldenState[] = JSON.parse(fs.readFileSync(LARGE_GOLDEN_FILE, 'utf8'));
+
+  test('below and above 2^32 for SHA-1, SHA-256, SHA-512, SHA3-256 and MD5', () => {
+    const seen = large.map((g) => `${g.algorithm} ${g.bytes > 2 ** 32 ? 'above' : 'below'}`);
+    const algorithms = ['sha1', 'sha256', 'sha512', 'sha3-256', 'md5'];
+    expect(seen.sort()).toEqual(algorithms.flatMap((a) => [`${a} above`, `${a} below`]).sort());
+  });
+
+  test.each(large.map((g) => [g.algorithm, g.bytes, g] as const))('%s at %i bytes finishes to the digest', (name, bytes, g) => {
+    const state = Buffer.from(g.state, 'hex');
+    expect(state.readBigUInt64LE(8)).toBe(BigInt(bytes));
+    const h = lib.Hasher.restore(state, name);
+    expect(h.bytesHashed).toBe(bytes);
+    h.update(largeMessage(bytes, LARGE_MESSAGE_BYTES));
+    expect(h.digest().toString('hex')).toBe(g.digest);
+    expect(Buffer.from(lib.Hasher.restore(state).serialize())).toEqual(state);
   });
 });
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hashq.h"
+#include "hashq_testing.h"
 #include "bench_util.h"
 
 #define MIB (1u << 20)

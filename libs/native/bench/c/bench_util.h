@@ -1,6 +1,6 @@
 /*
  * Helpers shared by the C speed harnesses (sha_speed.c, ascon_speed.c).
- * Include after <time.h> with _POSIX_C_SOURCE defined, and after hashq.h.
+ * Include after <time.h> with _POSIX_C_SOURCE defined, and after hashq_testing.h.
  */
 #ifndef HASHQ_BENCH_UTIL_H
 #define HASHQ_BENCH_UTIL_H

@@ -12,11 +12,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "hashq_testing.h"
 
 #if defined(HQ_X86_64)
-void hq_sha512_blocks_avx2(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_sha512_blocks_avx512vl(hq_ctx *c, const uint8_t *in, size_t n);
-void hq_dispatch_init(int force_portable);
 
 int main(void) {
   static uint8_t msg[40 * 128];

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "hashq.h"
+#include "hashq_testing.h"
 #include "bench_util.h"
 #ifdef HQ_BENCH_OPENSSL
 #include <openssl/evp.h>

@@ -1,16 +1,18 @@
 'use strict';
 /**
- * Turns the eBASH page excerpt (../shared/seeds/ebash-nistlwc-riscv64-u54.txt:
- * NISTLWC finalists on a SiFive U54, supercop-20240107, page version
- * 20240726) into bench/data/ebash-u54.json: per message length, each
- * primitive's 25 %, 50 % (median), 75 % cycles/byte.
- * Usage: node ebash.js <seed.txt> [out.json]
+ * Turns the eBASH page (bench/data/ebash-nistlwc-riscv64-u54.txt, the text
+ * of eBASH's NISTLWC finalists page for a SiFive U54, supercop-20240107,
+ * page version 20240726) into bench/data/ebash-u54.json: per message
+ * length, each primitive's 25 %, 50 % (median), 75 % cycles/byte.
+ * Usage: node ebash.js [page.txt] [out.json]
  */
 const fs = require('node:fs');
 const path = require('node:path');
 
-const [seed, out = path.join(__dirname, '..', 'data', 'ebash-u54.json')] = process.argv.slice(2);
-const text = fs.readFileSync(seed, 'utf8');
+const data = path.join(__dirname, '..', 'data');
+const [page = path.join(data, 'ebash-nistlwc-riscv64-u54.txt'), out = path.join(data, 'ebash-u54.json')] =
+  process.argv.slice(2);
+const text = fs.readFileSync(page, 'utf8');
 const machine = /Measurements of NISTLWC hash candidates on one machine: (.*)/.exec(text)[1].trim();
 const version = /\[Page version: ([^\]]+)\]/.exec(text)[1];
 const tables = {};
@@ -29,7 +31,7 @@ for (const m of text.matchAll(/^Cycles\/byte for (long messages|\d+ bytes) 25% 5
 }
 const doc = {
   source: 'eBASH (eBACS, ECRYPT Benchmarking of All Submitted Hashes), NISTLWC finalists page, ' +
-    `page version ${version}; copied from ../shared/seeds/ebash-nistlwc-riscv64-u54.txt`,
+    `page version ${version}; derived from libs/native/bench/data/${path.basename(page)}`,
   machine,
   unit: 'cycles/byte (quartiles of many measurements)',
   tables,

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 
 #include "internal.h"
-
-int hq_test_checksums(void);
+#include "hashq_testing.h"
+#include "vectors.h"
 
 static int failures;
 static long checks;

@@ -1,19 +1,20 @@
 /**
- * Parsers and checkers for the official test-vector files in ../shared/kat
- * (formats described in its README.md): NIST LWC (`Count/Msg/[Z]/MD`),
+ * Parsers and checkers for the official test-vector files in test/vectors
+ * (gzip-compressed copies; formats described in its README.md): NIST LWC (`Count/Msg/[Z]/MD`),
  * NIST CAVP byte-oriented .rsp (Short/LongMsg, SHAKE VariableOut) and the
  * three Monte Carlo procedures (SHAVS, SHA3VS for SHA3-256, SHA3VS SHAKE).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as zlib from 'node:zlib';
 
-/** <repo>/../shared/kat (or $HASHQ_KAT_DIR). */
-export const KAT_DIR = process.env.HASHQ_KAT_DIR ?? path.resolve(__dirname, '..', '..', '..', '..', '..', 'shared', 'kat');
+/** libs/native/test/vectors: each file stored as <name>.gz. */
+export const KAT_DIR = path.resolve(__dirname, '..', 'vectors');
 
 export type KatKind = 'lwc' | 'cavp' | 'monte-sha2' | 'monte-sha3' | 'monte-shake';
 
 export interface KatFile {
-  /** path relative to KAT_DIR */
+  /** path relative to KAT_DIR, as published (the stored file adds .gz) */
   file: string;
   algorithm: string;
   kind: KatKind;
@@ -64,7 +65,7 @@ function classify(file: string): KatFile {
   return { file, algorithm, kind };
 }
 
-/** Every vector file under KAT_DIR (README, checksums and dotfiles excluded). */
+/** Every vector file under KAT_DIR (README, checksums, dotfiles and the unused BLAKE3 JSON excluded). */
 export function listKatFiles(dir = KAT_DIR): KatFile[] {
   const out: KatFile[] = [];
   const walk = (rel: string): void => {
@@ -72,7 +73,7 @@ export function listKatFiles(dir = KAT_DIR): KatFile[] {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.name.startsWith('.')) continue;
       if (e.isDirectory()) walk(r);
-      else if (/\.(txt|rsp)$/.test(e.name)) out.push(classify(r));
+      else if (/\.(txt|rsp)\.gz$/.test(e.name)) out.push(classify(r.slice(0, -'.gz'.length)));
     }
   };
   walk('');
@@ -160,10 +161,15 @@ export function vectorsOf(kat: KatFile, text: string): KatVector[] {
   return out;
 }
 
+/** The published text of a vector file (decompressed). */
+export function readKatFile(file: string, dir = KAT_DIR): string {
+  return zlib.gunzipSync(fs.readFileSync(path.join(dir, `${file}.gz`))).toString('latin1');
+}
+
 /** Checks one file; returns the labels of failing vectors (empty = pass)
  * and the number of vectors checked. */
 export function checkKatFile(kat: KatFile, h: HashFn, dir = KAT_DIR): { checked: number; failures: string[] } {
-  const text = fs.readFileSync(path.join(dir, kat.file), 'latin1');
+  const text = readKatFile(kat.file, dir);
   switch (kat.kind) {
     case 'lwc':
     case 'cavp': {
