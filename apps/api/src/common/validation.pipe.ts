@@ -1,6 +1,27 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 
 import { ApiError } from './api-error';
+
+/**
+ * Deepest JSON nesting a body may have (the body itself is level 1; a job's deepest field,
+ * source.headers, is level 3). class-transformer and class-validator recurse once per level, so a
+ * few thousand levels in under 100 kB would overflow the stack.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** Walks the parsed body without recursion; INVALID_BODY when it nests deeper than MAX_BODY_DEPTH. */
+function checkDepth(body: unknown): void {
+  const pending: { value: unknown; depth: number }[] = [{ value: body, depth: 1 }];
+  for (let item = pending.pop(); item; item = pending.pop()) {
+    if (typeof item.value !== 'object' || item.value === null) continue;
+    if (item.depth > MAX_BODY_DEPTH) {
+      throw ApiError.badRequest('INVALID_BODY', `the JSON body nests deeper than ${MAX_BODY_DEPTH} levels`, {
+        maxDepth: MAX_BODY_DEPTH,
+      });
+    }
+    for (const child of Object.values(item.value)) pending.push({ value: child, depth: item.depth + 1 });
+  }
+}
 
 /** Flattens class-validator errors into [{ field: "a.b", problems: [...] }]. */
 function flatten(errors: ValidationError[], parent = ''): { field: string; problems: string[] }[] {
@@ -11,12 +32,20 @@ function flatten(errors: ValidationError[], parent = ''): { field: string; probl
   });
 }
 
+/** Nest's ValidationPipe behind a depth check of bodies (see MAX_BODY_DEPTH). */
+class BodyCheckingValidationPipe extends ValidationPipe {
+  override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body') checkDepth(value);
+    return super.transform(value, metadata);
+  }
+}
+
 /**
  * DTO validation for every route: unknown fields are refused, and no implicit type
  * conversion happens in bodies ("5" is not a number). A failure is a VALIDATION_FAILED 400.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new BodyCheckingValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,
