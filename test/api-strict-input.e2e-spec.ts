@@ -76,4 +76,88 @@ describe('strict input (e2e)', () => {
       expectError(await postRaw('/v1/jobs', body(MAX_BODY_DEPTH + 1)), 400, 'INVALID_BODY');
     });
   });
+
+  describe('lenient forms', () => {
+    it.each([
+      ['priority', '{"priority":null}'],
+      ['s3Checksum', '{"s3Checksum":null}'],
+      ['outputLength', '{"outputLength":null}'],
+      ['customization', '{"customization":null}'],
+      ['expected', '{"expected":null}'],
+    ])('%s: null → 400 VALIDATION_FAILED naming it (a field is given or left out)', async (field, extra) => {
+      const json = `{"source":${sourceJson()},"algorithms":["sha256"],${extra.slice(1)}`;
+      const res = await postRaw('/v1/jobs', json);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+    });
+
+    it.each(['arch', 'quick', 'algorithms', 'lengths', 'implementations'])('benchmark %s: null → 400 VALIDATION_FAILED', async (field) => {
+      const res = await postRaw('/v1/benchmarks', `{"${field}":null}`);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+    });
+
+    it.each([
+      ['__proto__ at the top', (src: string) => `{"source":${src},"algorithms":["sha256"],"__proto__":{"priority":1}}`, '__proto__'],
+      ['constructor at the top', (src: string) => `{"source":${src},"algorithms":["sha256"],"constructor":"x"}`, 'constructor'],
+      ['__proto__ in source', (src: string) => `{"source":${src.slice(0, -1)},"__proto__":{}},"algorithms":["sha256"]}`, 'source.__proto__'],
+      ['constructor in expected', (src: string) => `{"source":${src},"algorithms":["sha256"],"expected":{"constructor":"00"}}`, 'expected.constructor'],
+    ])('%s → 400 VALIDATION_FAILED naming the key, like any unknown key', async (_name, body, field) => {
+      const res = await postRaw('/v1/jobs', body(sourceJson()));
+      expectError(res, 400, 'VALIDATION_FAILED');
+      const key = field.split('.').pop();
+      expect(res.body.error.details).toEqual([{ field, problems: [`property ${key} should not exist`] }]);
+    });
+
+    it('the same body with an ordinary unknown key gets the same answer', async () => {
+      const res = await postRaw('/v1/jobs', `{"source":${sourceJson()},"algorithms":["sha256"],"colour":"x"}`);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details).toEqual([{ field: 'colour', problems: ['property colour should not exist'] }]);
+    });
+
+    it.each(['utf-7', 'utf-16', 'UTF-32', 'iso-8859-1'])('charset=%s → 415 UNSUPPORTED_MEDIA_TYPE', async (charset) => {
+      const res = await request(app.getHttpServer())
+        .post('/v1/jobs')
+        .set('Content-Type', `application/json; charset=${charset}`)
+        .send(`{"source":${sourceJson()},"algorithms":["sha256"]}`);
+      expectError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
+    });
+
+    it.each(['utf-8', 'UTF-8', '"utf-8"'])('charset=%s is accepted', async (charset) => {
+      const res = await request(app.getHttpServer())
+        .post('/v1/jobs')
+        .set('Content-Type', `application/json; charset=${charset}`)
+        .send(`{"source":${sourceJson()},"algorithms":["sha256"]}`);
+      expect(res.status).toBe(202);
+      await db.query('DELETE FROM jobs');
+    });
+
+    it.each(['1e2', '0x10', '+5', '5.0', '%205', '5%20', ''])('GET /v1/jobs?limit=%s → 400 VALIDATION_FAILED (plain decimal digits only)', async (limit) => {
+      const res = await request(app.getHttpServer()).get(`/v1/jobs?limit=${limit}`);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['limit']);
+    });
+
+    it('GET /v1/jobs?limit=05 is 5', async () => {
+      await request(app.getHttpServer()).get('/v1/jobs?limit=05').expect(200);
+    });
+
+    it.each([
+      ['a tab', (path: string) => `file://${path.replace('data', 'da\tta')}`],
+      ['a newline', (path: string) => `file://${path.replace('data', 'da\nta')}`],
+      ['a carriage return', (path: string) => `file://${path.replace('data', 'da\rta')}`],
+      ['a leading space', (path: string) => ` file://${path}`],
+      ['a trailing tab', (path: string) => `file://${path}\t`],
+    ])('a file URL with %s → 400 INVALID_SOURCE (never normalized to another path)', async (_name, url) => {
+      const res = await postRaw('/v1/jobs', JSON.stringify({ source: url(file), algorithms: ['sha256'] }));
+      expectError(res, 400, 'INVALID_SOURCE');
+    });
+
+    it('an http URL with a tab → 400 INVALID_SOURCE, as a string and as source.url', async () => {
+      const string = JSON.stringify({ source: 'https://exa\tmple.com/x', algorithms: ['sha256'] });
+      expectError(await postRaw('/v1/jobs', string), 400, 'INVALID_SOURCE');
+      const object = JSON.stringify({ source: { type: 'http', url: 'https://example.com/a\nb' }, algorithms: ['sha256'] });
+      expectError(await postRaw('/v1/jobs', object), 400, 'INVALID_SOURCE');
+    });
+  });
 });

@@ -9,9 +9,19 @@ import { ApiError } from './api-error';
  */
 export const MAX_BODY_DEPTH = 32;
 
-/** Walks the parsed body without recursion; INVALID_BODY when it nests deeper than MAX_BODY_DEPTH. */
-function checkDepth(body: unknown): void {
-  const pending: { value: unknown; depth: number }[] = [{ value: body, depth: 1 }];
+/**
+ * Keys class-transformer drops without a word (prototype-pollution guard): refused like any
+ * unknown key instead, wherever they are in the body.
+ */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor']);
+
+/**
+ * Walks the parsed body without recursion: INVALID_BODY when it nests deeper than MAX_BODY_DEPTH,
+ * VALIDATION_FAILED naming every reserved key.
+ */
+function checkBody(body: unknown): void {
+  const reserved: string[] = [];
+  const pending: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 1, path: '' }];
   for (let item = pending.pop(); item; item = pending.pop()) {
     if (typeof item.value !== 'object' || item.value === null) continue;
     if (item.depth > MAX_BODY_DEPTH) {
@@ -19,12 +29,25 @@ function checkDepth(body: unknown): void {
         maxDepth: MAX_BODY_DEPTH,
       });
     }
-    for (const child of Object.values(item.value)) pending.push({ value: child, depth: item.depth + 1 });
+    for (const [key, child] of Object.entries(item.value)) {
+      const path = item.path ? `${item.path}.${key}` : key;
+      if (RESERVED_KEYS.has(key)) reserved.push(path);
+      pending.push({ value: child, depth: item.depth + 1, path });
+    }
+  }
+  if (reserved.length > 0) {
+    const key = (path: string) => path.split('.').pop();
+    throw validationError(reserved.map((field) => ({ field, problems: [`property ${key(field)} should not exist`] })));
   }
 }
 
+interface FieldProblems {
+  field: string;
+  problems: string[];
+}
+
 /** Flattens class-validator errors into [{ field: "a.b", problems: [...] }]. */
-function flatten(errors: ValidationError[], parent = ''): { field: string; problems: string[] }[] {
+function flatten(errors: ValidationError[], parent = ''): FieldProblems[] {
   return errors.flatMap((err) => {
     const field = parent ? `${parent}.${err.property}` : err.property;
     const own = err.constraints ? [{ field, problems: Object.values(err.constraints) }] : [];
@@ -32,10 +55,15 @@ function flatten(errors: ValidationError[], parent = ''): { field: string; probl
   });
 }
 
-/** Nest's ValidationPipe behind a depth check of bodies (see MAX_BODY_DEPTH). */
+function validationError(details: FieldProblems[]): ApiError {
+  const summary = details.map((d) => `${d.field}: ${d.problems.join(', ')}`).join('; ');
+  return ApiError.validation(summary || 'invalid request', details);
+}
+
+/** Nest's ValidationPipe behind checkBody for bodies. */
 class BodyCheckingValidationPipe extends ValidationPipe {
   override transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body') checkDepth(value);
+    if (metadata.type === 'body') checkBody(value);
     return super.transform(value, metadata);
   }
 }
@@ -50,10 +78,6 @@ export function createValidationPipe(): ValidationPipe {
     forbidNonWhitelisted: true,
     transform: true,
     transformOptions: { enableImplicitConversion: false },
-    exceptionFactory: (errors) => {
-      const details = flatten(errors);
-      const summary = details.map((d) => `${d.field}: ${d.problems.join(', ')}`).join('; ');
-      return ApiError.validation(summary || 'invalid request', details);
-    },
+    exceptionFactory: (errors) => validationError(flatten(errors)),
   });
 }

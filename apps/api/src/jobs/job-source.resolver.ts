@@ -6,7 +6,7 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import type { SourceRef } from '@hashq/jobs';
-import { FileRoots, NetGuard, parseRemoteSource, SourceError } from '@hashq/sources';
+import { FileRoots, hasStrippedCharacters, NetGuard, parseRemoteSource, SourceError } from '@hashq/sources';
 
 import { ApiError } from '../common/api-error';
 
@@ -101,6 +101,7 @@ export class JobSourceResolver {
   }
 
   private pathOfUrl(text: string): string {
+    if (hasStrippedCharacters(text)) throw invalid('a source URL must not contain tabs, newlines or surrounding spaces', text);
     let url: URL;
     try {
       url = new URL(text);
