@@ -10,7 +10,8 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 
-import { MAX_BODY_DEPTH } from '../apps/api/src/common/validation.pipe';
+import { MAX_ERROR_BYTES } from '../apps/api/src/common/all-exceptions.filter';
+import { MAX_BODY_DEPTH, MAX_DETAILS } from '../apps/api/src/common/validation.pipe';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 
@@ -158,6 +159,39 @@ describe('strict input (e2e)', () => {
       expectError(await postRaw('/v1/jobs', string), 400, 'INVALID_SOURCE');
       const object = JSON.stringify({ source: { type: 'http', url: 'https://example.com/a\nb' }, algorithms: ['sha256'] });
       expectError(await postRaw('/v1/jobs', object), 400, 'INVALID_SOURCE');
+    });
+  });
+
+  describe('error size', () => {
+    const bytes = (res: request.Response) => Buffer.byteLength(res.text);
+
+    it('9,000 unknown keys → the first MAX_DETAILS problems and a count of the rest, not a megabyte', async () => {
+      const keys = Array.from({ length: 9000 }, (_, i) => `"k${i}":1`).join(',');
+      const json = `{"source":${sourceJson()},"algorithms":["sha256"],${keys}}`;
+      const res = await postRaw('/v1/jobs', json);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details).toHaveLength(MAX_DETAILS);
+      expect(res.body.error.details[0]).toEqual({ field: 'k0', problems: ['property k0 should not exist'] });
+      expect(res.body.error.message).toMatch(new RegExp(`and ${9000 - MAX_DETAILS} more fields$`));
+      expect(bytes(res)).toBeLessThan(MAX_ERROR_BYTES);
+      expect(bytes(res)).toBeLessThan(json.length / 10);
+    });
+
+    it('one 90 kB key → its name is cut in the answer', async () => {
+      const key = 'x'.repeat(90_000);
+      const res = await postRaw('/v1/jobs', `{"source":${sourceJson()},"algorithms":["sha256"],"${key}":1}`);
+      expectError(res, 400, 'VALIDATION_FAILED');
+      expect(res.body.error.details).toHaveLength(1);
+      expect(res.body.error.details[0].field).toMatch(/^x+…$/);
+      expect(bytes(res)).toBeLessThan(MAX_ERROR_BYTES);
+    });
+
+    it('a source that echoes 90 kB back → details dropped, the answer stays under MAX_ERROR_BYTES', async () => {
+      const keys = Array.from({ length: 6000 }, (_, i) => `"field${i}":1`).join(',');
+      const res = await postRaw('/v1/jobs', `{"source":{"type":"file","path":"/x",${keys}},"algorithms":["sha256"]}`);
+      expectError(res, 400, 'INVALID_SOURCE');
+      expect(bytes(res)).toBeLessThan(MAX_ERROR_BYTES);
+      expect(res.body.error.details).toEqual({ truncated: true });
     });
   });
 });

@@ -184,7 +184,8 @@ export class JobsRepository {
       `UPDATE jobs SET status = 'failed', fence = fence + 1, error_code = '${ENQUEUE_REFUSED}',
               error_message = 'BullMQ refused the job: ' || $2,
               error_details = jsonb_build_object('reason', $2::text, 'priority', options -> 'priority'),
-              bytes_done = checkpoint_offset, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+              bytes_done = checkpoint_offset, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
         WHERE id = $1 AND ${DISPATCHABLE}
         RETURNING id`,
       [id, reason],

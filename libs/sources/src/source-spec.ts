@@ -71,7 +71,9 @@ function rejectUnknown(rest: Record<string, unknown>, source: unknown): void {
 }
 
 function httpRef(text: string, headers: unknown, guard: NetGuard | undefined, source: unknown): RemoteSourceRef {
-  if (hasStrippedCharacters(text)) throw invalid('source.url must not contain tabs, newlines or surrounding spaces', source);
+  if (hasStrippedCharacters(text)) {
+    throw invalid('source.url must not contain tabs, newlines or surrounding spaces', source);
+  }
   let url: URL;
   try {
     url = new URL(text);

@@ -15,6 +15,14 @@ const CODES_BY_STATUS: Record<number, string> = {
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
 
+/**
+ * Largest error answer: details echo parts of the request (a source, a field name), so an answer
+ * over this size keeps its code and the start of its message, and its details become
+ * { truncated: true }. A client never gets back much more than it sent, nor much more than this.
+ */
+export const MAX_ERROR_BYTES = 16 * 1024;
+const MAX_MESSAGE_CHARS = 1024;
+
 /** body-parser marks its errors with `type` and the HTTP status to answer. */
 interface BodyParserError extends Error {
   type: string;
@@ -38,7 +46,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, body } = this.describe(exception);
     if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
     else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
-    if (!response.headersSent) response.status(status).json(body);
+    if (!response.headersSent) response.status(status).json(bounded(body));
   }
 
   private describe(exception: unknown): { status: number; body: ErrorBody } {
@@ -71,6 +79,13 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const status = err.status >= 400 && err.status < 500 ? err.status : 400;
     return { status, body: error(CODES_BY_STATUS[status] ?? 'BAD_REQUEST', err.message, { type: err.type }) };
   }
+}
+
+function bounded(body: ErrorBody): ErrorBody {
+  if (Buffer.byteLength(JSON.stringify(body)) <= MAX_ERROR_BYTES) return body;
+  const { code, message } = body.error;
+  const cut = message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
+  return error(code, cut, { truncated: true });
 }
 
 function error(code: string, message: string, details: unknown = null): ErrorBody {

@@ -55,9 +55,21 @@ function flatten(errors: ValidationError[], parent = ''): FieldProblems[] {
   });
 }
 
-function validationError(details: FieldProblems[]): ApiError {
+/** A VALIDATION_FAILED lists at most this many fields; its message counts the rest. */
+export const MAX_DETAILS = 20;
+/** Field names and problems are cut to this many characters (one key may be 100 kB long). */
+const MAX_TEXT = 120;
+
+const cut = (text: string): string => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);
+
+/** VALIDATION_FAILED for the first MAX_DETAILS fields, so the answer stays small whatever the body. */
+function validationError(all: FieldProblems[]): ApiError {
+  const details = all
+    .slice(0, MAX_DETAILS)
+    .map(({ field, problems }) => ({ field: cut(field), problems: problems.map(cut) }));
+  const rest = all.length - details.length;
   const summary = details.map((d) => `${d.field}: ${d.problems.join(', ')}`).join('; ');
-  return ApiError.validation(summary || 'invalid request', details);
+  return ApiError.validation((summary || 'invalid request') + (rest > 0 ? `; and ${rest} more fields` : ''), details);
 }
 
 /** Nest's ValidationPipe behind checkBody for bodies. */

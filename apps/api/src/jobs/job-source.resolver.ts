@@ -101,7 +101,9 @@ export class JobSourceResolver {
   }
 
   private pathOfUrl(text: string): string {
-    if (hasStrippedCharacters(text)) throw invalid('a source URL must not contain tabs, newlines or surrounding spaces', text);
+    if (hasStrippedCharacters(text)) {
+      throw invalid('a source URL must not contain tabs, newlines or surrounding spaces', text);
+    }
     let url: URL;
     try {
       url = new URL(text);
