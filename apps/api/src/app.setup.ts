@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { HASHQ_LOGGER } from '@hashq/config';
 
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { answerClientErrorsInJson } from './common/client-errors';
 import { requestLogger } from './common/request-logger.middleware';
 import { createValidationPipe } from './common/validation.pipe';
 import { FileSourceDto } from './jobs/dto/create-job.dto';
@@ -27,6 +28,8 @@ function utf8Only(_req: IncomingMessage, _res: ServerResponse, _body: Buffer, ch
 /** Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs. */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const logger = app.get<Logger>(HASHQ_LOGGER);
+  app.disable('x-powered-by');
+  answerClientErrorsInJson(app.getHttpServer());
   app.use(requestLogger(logger));
   // In place of Nest's default JSON parser. Nest's type leaves out `verify` because its rawBody
   // option sets one; this app does not use rawBody.
