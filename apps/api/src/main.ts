@@ -11,7 +11,9 @@ import { configureApp } from './app.setup';
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('api', config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), { logger: new PinoNestLogger(logger) });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), {
+    logger: new PinoNestLogger(logger),
+  });
   configureApp(app);
   await app.listen(config.port);
   const url = await app.getUrl();

@@ -112,7 +112,7 @@ export class JobQueueReconciler {
       if (!refusal) {
         restored++;
       } else if (await this.jobs.failEnqueueRefused(id, refusal.message)) {
-        this.logger.error({ jobId: id, err: refusal.message, code: ENQUEUE_REFUSED }, 'BullMQ refused the job; it failed');
+        this.logger.error({ jobId: id, err: refusal.message, code: ENQUEUE_REFUSED }, 'BullMQ refused the job: failed');
       }
     }
     if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');

@@ -6,7 +6,14 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import type { SourceRef } from '@hashq/jobs';
-import { FileRoots, hasStrippedCharacters, NetGuard, parseRemoteSource, SourceError, type SourceErrorCode } from '@hashq/sources';
+import {
+  FileRoots,
+  hasStrippedCharacters,
+  NetGuard,
+  parseRemoteSource,
+  SourceError,
+  type SourceErrorCode,
+} from '@hashq/sources';
 
 import { ApiError, type ApiErrorCode } from '../common/api-error';
 
