@@ -133,6 +133,14 @@ describe('strict input (e2e)', () => {
       await db.query('DELETE FROM jobs');
     });
 
+    it('a form-encoded body is not parsed (JSON only) → 400 VALIDATION_FAILED, no job', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/v1/jobs')
+        .type('form')
+        .send(`source=${encodeURIComponent(`file://${file}`)}&algorithms[0]=sha256`);
+      expectError(res, 400, 'VALIDATION_FAILED');
+    });
+
     it.each(['1e2', '0x10', '+5', '5.0', '%205', '5%20', ''])('GET /v1/jobs?limit=%s → 400 VALIDATION_FAILED (plain decimal digits only)', async (limit) => {
       const res = await request(app.getHttpServer()).get(`/v1/jobs?limit=${limit}`);
       expectError(res, 400, 'VALIDATION_FAILED');

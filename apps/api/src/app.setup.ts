@@ -25,14 +25,17 @@ function utf8Only(_req: IncomingMessage, _res: ServerResponse, _body: Buffer, ch
   }
 }
 
-/** Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs. */
+/**
+ * Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs.
+ * The app is created with `bodyParser: false`: JSON is the only body format parsed (a form-encoded
+ * or text body parses to nothing and fails validation).
+ */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const logger = app.get<Logger>(HASHQ_LOGGER);
   app.disable('x-powered-by');
   answerClientErrorsInJson(app.getHttpServer());
   app.use(requestLogger(logger));
-  // In place of Nest's default JSON parser. Nest's type leaves out `verify` because its rawBody
-  // option sets one; this app does not use rawBody.
+  // Nest's type leaves out `verify` because its rawBody option sets one; this app does not use rawBody.
   app.useBodyParser('json', { verify: utf8Only } as NestExpressBodyParserOptionsFor<'json'>);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(createValidationPipe());

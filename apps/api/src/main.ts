@@ -13,6 +13,7 @@ async function bootstrap(): Promise<void> {
   const logger = createLogger('api', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), {
     logger: new PinoNestLogger(logger),
+    bodyParser: false, // configureApp adds the JSON parser, the only one
   });
   configureApp(app);
   await app.listen(config.port);
