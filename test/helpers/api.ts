@@ -7,6 +7,7 @@
  *   await app.close();  // before env.cleanup()
  */
 import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 
 import { AppModule } from '../../apps/api/src/app.module';
@@ -15,7 +16,7 @@ import type { TestEnv } from './env';
 
 export async function createApiApp(env: TestEnv): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ env: env.env })] }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
+  const app = moduleRef.createNestApplication<NestExpressApplication>({ logger: false, bodyParser: false });
   configureApp(app);
   await app.init();
   return app;

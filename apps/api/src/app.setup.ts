@@ -1,18 +1,42 @@
-import type { INestApplication } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 
 import { HASHQ_LOGGER } from '@hashq/config';
 
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { answerClientErrorsInJson } from './common/client-errors';
 import { requestLogger } from './common/request-logger.middleware';
 import { createValidationPipe } from './common/validation.pipe';
 import { FileSourceDto } from './jobs/dto/create-job.dto';
 
-/** Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs. */
-export function configureApp(app: INestApplication): INestApplication {
+/**
+ * body-parser's verify hook, which gets the charset body-parser is about to decode with: JSON is
+ * UTF-8 (RFC 8259, section 8.1), so utf-16, utf-7 and the like are a 415 instead of decoded.
+ */
+function utf8Only(_req: IncomingMessage, _res: ServerResponse, _body: Buffer, charset: string): void {
+  if (charset.toLowerCase() !== 'utf-8') {
+    throw Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}": JSON bodies are UTF-8`), {
+      status: 415,
+      type: 'charset.unsupported',
+    });
+  }
+}
+
+/**
+ * Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs.
+ * The app is created with `bodyParser: false`: JSON is the only body format parsed (a form-encoded
+ * or text body parses to nothing and fails validation).
+ */
+export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const logger = app.get<Logger>(HASHQ_LOGGER);
+  app.disable('x-powered-by');
+  answerClientErrorsInJson(app.getHttpServer());
   app.use(requestLogger(logger));
+  // Nest's type leaves out `verify` because its rawBody option sets one; this app does not use rawBody.
+  app.useBodyParser('json', { verify: utf8Only } as NestExpressBodyParserOptionsFor<'json'>);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(createValidationPipe());
   app.enableShutdownHooks();

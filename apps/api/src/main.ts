@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 
 import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 
 import { ConfigError, PinoNestLogger, createLogger, loadConfig } from '@hashq/config';
 
@@ -10,7 +11,10 @@ import { configureApp } from './app.setup';
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('api', config.logLevel);
-  const app = await NestFactory.create(AppModule.forRoot({ logger }), { logger: new PinoNestLogger(logger) });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), {
+    logger: new PinoNestLogger(logger),
+    bodyParser: false, // configureApp adds the JSON parser, the only one
+  });
   configureApp(app);
   await app.listen(config.port);
   const url = await app.getUrl();

@@ -5,6 +5,7 @@ import { DataSource, type Repository } from 'typeorm';
 import { JobEntity } from '@hashq/database';
 
 import { attemptsExhaustedAssignments } from './attempts';
+import { ENQUEUE_REFUSED } from './queue';
 import type { JobOptions, SourceRef } from './job-options';
 import { JOB_STATUSES, JobStatus } from './job-status';
 
@@ -169,6 +170,25 @@ export class JobsRepository {
         WHERE id = $1 AND ${DISPATCHABLE} AND attempts >= $2
         RETURNING id`,
       [id, maxAttempts],
+    );
+    return firstRows(rows).length === 1;
+  }
+
+  /**
+   * Ends a dispatchable job BullMQ refuses to take (ENQUEUE_REFUSED, e.g. a priority outside BullMQ's
+   * range stored by an older version): 'failed' with BullMQ's reason, its last checkpoint kept. False
+   * when it is no longer dispatchable.
+   */
+  async failEnqueueRefused(id: string, reason: string): Promise<boolean> {
+    const rows: { id: string }[] = await this.dataSource.query(
+      `UPDATE jobs SET status = 'failed', fence = fence + 1, error_code = '${ENQUEUE_REFUSED}',
+              error_message = 'BullMQ refused the job: ' || $2,
+              error_details = jsonb_build_object('reason', $2::text, 'priority', options -> 'priority'),
+              bytes_done = checkpoint_offset, finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+              updated_at = now()
+        WHERE id = $1 AND ${DISPATCHABLE}
+        RETURNING id`,
+      [id, reason],
     );
     return firstRows(rows).length === 1;
   }

@@ -1,8 +1,9 @@
 import type { Queue } from 'bullmq';
+import { ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
 
 import type { JobsRepository } from './jobs.repository';
-import { type HashJobData, hashJobOptions } from './queue';
+import { ENQUEUE_REFUSED, type HashJobData, hashJobOptions } from './queue';
 
 export interface ReconcilerOptions {
   /** Time between two rounds (one round also runs at start). */
@@ -12,6 +13,9 @@ export interface ReconcilerOptions {
   /** MAX_JOB_ATTEMPTS: a job that has taken this many leases is failed (ATTEMPTS_EXHAUSTED), not re-enqueued. */
   maxAttempts: number;
 }
+
+/** A Redis call that did not answer in time (Redis is away or overloaded: not the job's fault). */
+class RedisTimeoutError extends Error {}
 
 /** BullMQ states in which a job will still run (or runs): nothing to do for it. */
 const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'active', 'waiting-children', 'paused']);
@@ -25,7 +29,9 @@ const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'activ
  * (two rounds adding the same job at once add it once), and a worker leasing the job bumps the
  * fence, so a stale holder can no longer write. A running job whose lease is alive is left
  * alone: its worker is at it. A job that has used MAX_JOB_ATTEMPTS leases (a crash loop) is not
- * re-enqueued: it ends 'failed' with ATTEMPTS_EXHAUSTED (see attempts.ts).
+ * re-enqueued: it ends 'failed' with ATTEMPTS_EXHAUSTED (see attempts.ts). A job BullMQ refuses
+ * (e.g. a priority beyond BullMQ's range, stored by an older version) ends 'failed' with
+ * ENQUEUE_REFUSED and the round goes on: one such job never keeps the others out of the queue.
  */
 export class JobQueueReconciler {
   private timer?: NodeJS.Timeout;
@@ -102,8 +108,12 @@ export class JobQueueReconciler {
       // A completed/failed (or orphaned) BullMQ job with this id would make add() a no-op (e.g. the
       // worker could not record the outcome in PostgreSQL): it goes, and the job is added afresh.
       if (existing) await this.redis(existing.remove());
-      await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, job.priority)));
-      restored++;
+      const refusal = await this.add(id, job.priority);
+      if (!refusal) {
+        restored++;
+      } else if (await this.jobs.failEnqueueRefused(id, refusal.message)) {
+        this.logger.error({ jobId: id, err: refusal.message, code: ENQUEUE_REFUSED }, 'BullMQ refused the job: failed');
+      }
     }
     if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');
     if (exhausted > 0) {
@@ -112,12 +122,36 @@ export class JobQueueReconciler {
     return restored;
   }
 
+  /**
+   * Adds the job to BullMQ. Returns BullMQ's refusal when it will not take this job while Redis is
+   * fine (its options break BullMQ's rules); Redis trouble (no answer in time, an error reply such
+   * as OOM or READONLY, no answer to a read right after) is thrown and ends the round, as before.
+   */
+  private async add(id: string, priority?: number): Promise<Error | null> {
+    try {
+      await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, priority)));
+      return null;
+    } catch (err) {
+      if (err instanceof RedisTimeoutError || err instanceof ReplyError || !(await this.redisAnswers())) throw err;
+      return err instanceof Error ? err : new Error(String(err));
+    }
+  }
+
+  private async redisAnswers(): Promise<boolean> {
+    try {
+      await this.redis(this.queue.getVersion());
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async redis<T>(call: Promise<T>): Promise<T> {
     call.catch(() => undefined); // it may settle after the timeout
     const ms = this.options.redisTimeoutMs ?? 2000;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`redis did not answer within ${ms} ms`)), ms);
+      timer = setTimeout(() => reject(new RedisTimeoutError(`redis did not answer within ${ms} ms`)), ms);
     });
     try {
       return await Promise.race([call, timeout]);

@@ -1,4 +1,4 @@
-import type { JobsOptions } from 'bullmq';
+import { type JobsOptions, PRIORITY_LIMIT } from 'bullmq';
 
 /** The BullMQ queue that dispatches hash jobs (its keys live under QUEUE_PREFIX). */
 export const HASH_QUEUE = 'hash';
@@ -8,9 +8,15 @@ export interface HashJobData {
   jobId: string;
 }
 
-/** Bounds of the `priority` field: BullMQ's own range, 1 runs first; absent means "no priority". */
+/** Bounds of the `priority` field: BullMQ's own range (2^21 - 1 at most), 1 runs first; absent means "no priority". */
 export const MIN_PRIORITY = 1;
-export const MAX_PRIORITY = 2_097_152;
+export const MAX_PRIORITY = PRIORITY_LIMIT;
+
+/**
+ * The error code of a job BullMQ will not take (its options break BullMQ's rules): the queue
+ * reconciler ends it 'failed' instead of retrying it every round.
+ */
+export const ENQUEUE_REFUSED = 'ENQUEUE_REFUSED';
 
 /**
  * BullMQ options of a hash job. The BullMQ id is the job id, so enqueueing twice is harmless.

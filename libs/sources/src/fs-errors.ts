@@ -11,6 +11,8 @@ export function fsErrorToSourceError(err: unknown, path: string): SourceError {
     case 'EACCES':
     case 'EPERM':
       return new SourceError('SOURCE_FORBIDDEN', 'permission denied', { path });
+    case 'ENAMETOOLONG':
+      return new SourceError('SOURCE_NOT_FOUND', 'file name too long: no such file can exist', { path });
     case 'ELOOP':
       return new SourceError('PATH_OUTSIDE_ROOTS', 'symbolic link refused', { path });
     default:

@@ -16,6 +16,14 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const invalid = (message: string, source: unknown) => new SourceError('SOURCE_UNSUPPORTED', message, { source });
 
 /**
+ * What the WHATWG URL parser drops without a word: tabs and newlines anywhere, C0 controls and
+ * spaces at either end. A URL holding them is refused rather than read as another URL.
+ */
+export function hasStrippedCharacters(url: string): boolean {
+  return /[\t\n\r]|^[\x00-\x20]|[\x00-\x20]$/.test(url);
+}
+
+/**
  * Recognizes and normalizes the remote forms of a job's source:
  *   {"type":"http","url":"https://…","headers":{…}?} or "http(s)://…"
  *   {"type":"s3","bucket":"b","key":"k","versionId":"…"?} or "s3://bucket/key"
@@ -63,6 +71,9 @@ function rejectUnknown(rest: Record<string, unknown>, source: unknown): void {
 }
 
 function httpRef(text: string, headers: unknown, guard: NetGuard | undefined, source: unknown): RemoteSourceRef {
+  if (hasStrippedCharacters(text)) {
+    throw invalid('source.url must not contain tabs, newlines or surrounding spaces', source);
+  }
   let url: URL;
   try {
     url = new URL(text);

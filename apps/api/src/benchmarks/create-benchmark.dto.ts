@@ -1,11 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 
 import { BENCH_ARCHS, PROVIDERS } from '@hashq/bench';
 
+import { IsOptionalNotNull } from '../common/is-optional-not-null';
+
 export class CreateBenchmarkDto {
   @ApiPropertyOptional({ description: 'Algorithms to measure (default: all of the addon)', example: ['sha256', 'ascon-hash256'] })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(64)
@@ -13,14 +15,14 @@ export class CreateBenchmarkDto {
   algorithms?: string[];
 
   @ApiPropertyOptional({ description: 'Who hashes (default: all)', enum: PROVIDERS, isArray: true })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsArray()
   @ArrayMinSize(1)
   @IsIn(PROVIDERS as unknown as string[], { each: true })
   implementations?: string[];
 
   @ApiPropertyOptional({ description: 'Message lengths in bytes (default: 0..4096 grid)', example: [8, 64, 576, 1536, 4096] })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(64)
@@ -30,12 +32,12 @@ export class CreateBenchmarkDto {
   lengths?: number[];
 
   @ApiPropertyOptional({ description: 'CPU architecture of the worker to run on (process.arch names)', enum: BENCH_ARCHS, example: 'x64' })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsIn(BENCH_ARCHS as unknown as string[])
   arch?: string;
 
   @ApiPropertyOptional({ description: 'Quick mode: fewer lengths and measurements (seconds)' })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsBoolean()
   quick?: boolean;
 }

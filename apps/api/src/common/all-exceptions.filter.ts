@@ -4,16 +4,23 @@ import type { Logger } from 'pino';
 
 import { isConnectionError } from '@hashq/database';
 
-import { ApiError, type ErrorBody } from './api-error';
+import { ApiError, type ApiErrorCode, type ErrorBody, errorBody as error } from './api-error';
 
-/** Codes of Nest's and Express's own HTTP errors (routing, body parsing). */
-const CODES_BY_STATUS: Record<number, string> = {
+/** Codes of Nest's and Express's own HTTP errors (routing, body parsing); see clientError. */
+const CODES_BY_STATUS: Record<number, ApiErrorCode> = {
   400: 'BAD_REQUEST',
   404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
 };
+
+/**
+ * Largest error answer: details echo parts of the request (a source, a field name), so an answer
+ * over this size keeps its code and the start of its message, and its details become
+ * { truncated: true }. A client never gets back much more than it sent, nor much more than this.
+ */
+export const MAX_ERROR_BYTES = 16 * 1024;
+const MAX_MESSAGE_CHARS = 1024;
 
 /** body-parser marks its errors with `type` and the HTTP status to answer. */
 interface BodyParserError extends Error {
@@ -38,7 +45,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, body } = this.describe(exception);
     if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
     else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
-    if (!response.headersSent) response.status(status).json(body);
+    if (!response.headersSent) response.status(status).json(bounded(body));
   }
 
   private describe(exception: unknown): { status: number; body: ErrorBody } {
@@ -49,30 +56,40 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return this.bodyParser(exception);
     }
     if (exception instanceof HttpException) {
-      const status = exception.getStatus();
       const cause = exception.cause;
       if (isBodyParserError(cause)) return this.bodyParser(cause);
-      return {
-        status,
-        body: error(CODES_BY_STATUS[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), exception.message),
-      };
+      const status = exception.getStatus();
+      return status >= 500 ? internalError() : clientError(status, exception.message);
     }
     // PostgreSQL unreachable or the connection dropped: 503 with a code, and the pool reconnects by itself.
     if (isConnectionError(exception)) {
       return { status: HttpStatus.SERVICE_UNAVAILABLE, body: error('DATABASE_UNAVAILABLE', 'PostgreSQL is unavailable; retry later') };
     }
-    return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
+    return internalError();
   }
 
   private bodyParser(err: BodyParserError): { status: number; body: ErrorBody } {
     if (err.type === 'entity.parse.failed') {
       return { status: 400, body: error('MALFORMED_JSON', 'request body is not valid JSON', { reason: err.message }) };
     }
-    const status = err.status >= 400 && err.status < 500 ? err.status : 400;
-    return { status, body: error(CODES_BY_STATUS[status] ?? 'BAD_REQUEST', err.message, { type: err.type }) };
+    return clientError(err.status, err.message, { type: err.type });
   }
 }
 
-function error(code: string, message: string, details: unknown = null): ErrorBody {
-  return { error: { code, message, details } };
+/** A client mistake with its code; a status without a code of its own becomes 400 BAD_REQUEST. */
+function clientError(status: number, message: string, details?: unknown): { status: number; body: ErrorBody } {
+  const code = CODES_BY_STATUS[status];
+  if (!code) return { status: HttpStatus.BAD_REQUEST, body: error('BAD_REQUEST', message, details) };
+  return { status, body: error(code, message, details) };
+}
+
+function internalError(): { status: number; body: ErrorBody } {
+  return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
+}
+
+function bounded(body: ErrorBody): ErrorBody {
+  if (Buffer.byteLength(JSON.stringify(body)) <= MAX_ERROR_BYTES) return body;
+  const { code, message } = body.error;
+  const cut = message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
+  return error(code, cut, { truncated: true });
 }

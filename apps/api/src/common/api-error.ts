@@ -1,22 +1,76 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
 
+/**
+ * Every code an error answer of the API can carry. ApiError and the exception filter take only
+ * these, and README's error table lists exactly these (test/api-http-errors.e2e-spec.ts).
+ */
+export const API_ERROR_CODES = [
+  // 400
+  'MALFORMED_REQUEST',
+  'MALFORMED_JSON',
+  'INVALID_BODY',
+  'BAD_REQUEST',
+  'VALIDATION_FAILED',
+  'UNKNOWN_ALGORITHM',
+  'DUPLICATE_ALGORITHM',
+  'OUTPUT_LENGTH_NOT_SUPPORTED',
+  'CUSTOMIZATION_NOT_SUPPORTED',
+  'INVALID_EXPECTED_DIGEST',
+  'S3_CHECKSUM_NOT_SUPPORTED',
+  'INVALID_SOURCE',
+  'INVALID_IDEMPOTENCY_KEY',
+  'INVALID_ID',
+  // 403
+  'PATH_OUTSIDE_ROOTS',
+  'SOURCE_FORBIDDEN',
+  'SOURCE_ADDRESS_FORBIDDEN',
+  // 404
+  'JOB_NOT_FOUND',
+  'BENCHMARK_NOT_FOUND',
+  'NOT_FOUND',
+  // 408
+  'REQUEST_TIMEOUT',
+  // 409
+  'IDEMPOTENCY_KEY_REUSED',
+  'JOB_FINISHED',
+  'BENCHMARK_NOT_FINISHED',
+  // 413, 415
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  // 422
+  'SOURCE_NOT_FOUND',
+  'NOT_A_REGULAR_FILE',
+  // 431
+  'HEADERS_TOO_LARGE',
+  // 500, 503
+  'INTERNAL_ERROR',
+  'DATABASE_UNAVAILABLE',
+  'SOURCE_READ_FAILED',
+] as const;
+
+export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
+
 /** The body of every error response: { error: { code, message, details } }. */
 export interface ErrorBody {
-  error: { code: string; message: string; details: unknown };
+  error: { code: ApiErrorCode; message: string; details: unknown };
+}
+
+export function errorBody(code: ApiErrorCode, message: string, details: unknown = null): ErrorBody {
+  return { error: { code, message, details } };
 }
 
 /** An HTTP error with a stable machine-readable code. */
 export class ApiError extends HttpException {
   constructor(
     status: HttpStatus,
-    readonly code: string,
+    readonly code: ApiErrorCode,
     message: string,
     readonly details: unknown = null,
   ) {
-    super({ error: { code, message, details } } satisfies ErrorBody, status);
+    super(errorBody(code, message, details), status);
   }
 
-  static badRequest(code: string, message: string, details?: unknown): ApiError {
+  static badRequest(code: ApiErrorCode, message: string, details?: unknown): ApiError {
     return new ApiError(HttpStatus.BAD_REQUEST, code, message, details);
   }
 

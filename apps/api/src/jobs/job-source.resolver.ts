@@ -6,9 +6,16 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import type { SourceRef } from '@hashq/jobs';
-import { FileRoots, NetGuard, parseRemoteSource, SourceError } from '@hashq/sources';
+import {
+  FileRoots,
+  hasStrippedCharacters,
+  NetGuard,
+  parseRemoteSource,
+  SourceError,
+  type SourceErrorCode,
+} from '@hashq/sources';
 
-import { ApiError } from '../common/api-error';
+import { ApiError, type ApiErrorCode } from '../common/api-error';
 
 export interface ResolvedSource {
   ref: SourceRef;
@@ -16,14 +23,20 @@ export interface ResolvedSource {
   size: number | null;
 }
 
-/** HTTP status of each refusal of a source (see @hashq/sources' codes). */
-const STATUS_BY_CODE: Record<string, HttpStatus> = {
+/**
+ * HTTP status of each refusal of a file source at submission (@hashq/sources' codes). Anything
+ * else is unexpected here and answered as an internal error. SOURCE_READ_FAILED: the file system
+ * failed (EIO, EMFILE, …), not the client; a retry may pass.
+ */
+const STATUS_BY_CODE = {
   PATH_OUTSIDE_ROOTS: HttpStatus.FORBIDDEN,
   SOURCE_FORBIDDEN: HttpStatus.FORBIDDEN,
-  SOURCE_ADDRESS_FORBIDDEN: HttpStatus.FORBIDDEN,
   SOURCE_NOT_FOUND: HttpStatus.UNPROCESSABLE_ENTITY,
   NOT_A_REGULAR_FILE: HttpStatus.UNPROCESSABLE_ENTITY,
-};
+  SOURCE_READ_FAILED: HttpStatus.SERVICE_UNAVAILABLE,
+} satisfies Partial<Record<SourceErrorCode & ApiErrorCode, HttpStatus>>;
+
+const isFileRefusal = (code: string): code is keyof typeof STATUS_BY_CODE => Object.hasOwn(STATUS_BY_CODE, code);
 
 const invalid = (message: string, source: unknown): ApiError =>
   ApiError.badRequest('INVALID_SOURCE', message, { source });
@@ -55,9 +68,8 @@ export class JobSourceResolver {
       }
       return { ref: { type: 'file', path }, size: stats.size };
     } catch (err) {
-      if (err instanceof SourceError) {
-        const status = STATUS_BY_CODE[err.code] ?? HttpStatus.UNPROCESSABLE_ENTITY;
-        throw new ApiError(status, err.code, err.message, { path: requested });
+      if (err instanceof SourceError && isFileRefusal(err.code)) {
+        throw new ApiError(STATUS_BY_CODE[err.code], err.code, err.message, { path: requested });
       }
       throw err;
     }
@@ -101,6 +113,9 @@ export class JobSourceResolver {
   }
 
   private pathOfUrl(text: string): string {
+    if (hasStrippedCharacters(text)) {
+      throw invalid('a source URL must not contain tabs, newlines or surrounding spaces', text);
+    }
     let url: URL;
     try {
       url = new URL(text);

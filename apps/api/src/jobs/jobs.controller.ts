@@ -7,6 +7,7 @@ import {
   ApiHeader,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
@@ -33,11 +34,19 @@ export class JobsController {
   })
   @ApiAcceptedResponse({ type: JobResponse, description: 'The job, queued (or the earlier one for a replayed Idempotency-Key)' })
   @ApiBadRequestResponse({
-    description: `MALFORMED_JSON, VALIDATION_FAILED, UNKNOWN_ALGORITHM, DUPLICATE_ALGORITHM, OUTPUT_LENGTH_NOT_SUPPORTED, CUSTOMIZATION_NOT_SUPPORTED, INVALID_EXPECTED_DIGEST, INVALID_SOURCE, INVALID_IDEMPOTENCY_KEY. ${ERROR_SHAPE}`,
+    description:
+      'MALFORMED_JSON, INVALID_BODY, VALIDATION_FAILED, UNKNOWN_ALGORITHM, DUPLICATE_ALGORITHM, ' +
+      'OUTPUT_LENGTH_NOT_SUPPORTED, CUSTOMIZATION_NOT_SUPPORTED, INVALID_EXPECTED_DIGEST, S3_CHECKSUM_NOT_SUPPORTED, ' +
+      `INVALID_SOURCE, INVALID_IDEMPOTENCY_KEY. ${ERROR_SHAPE}`,
   })
-  @ApiForbiddenResponse({ description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN. ${ERROR_SHAPE}` })
+  @ApiForbiddenResponse({
+    description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN. ${ERROR_SHAPE}`,
+  })
   @ApiUnprocessableEntityResponse({ description: `SOURCE_NOT_FOUND, NOT_A_REGULAR_FILE. ${ERROR_SHAPE}` })
   @ApiConflictResponse({ description: `IDEMPOTENCY_KEY_REUSED. ${ERROR_SHAPE}` })
+  @ApiServiceUnavailableResponse({
+    description: `DATABASE_UNAVAILABLE, SOURCE_READ_FAILED (the file system failed; retry). ${ERROR_SHAPE}`,
+  })
   async create(
     @Body() dto: CreateJobDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,

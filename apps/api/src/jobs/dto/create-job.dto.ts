@@ -7,7 +7,6 @@ import {
   IsDefined,
   IsInt,
   IsObject,
-  IsOptional,
   IsString,
   Matches,
   Max,
@@ -16,6 +15,8 @@ import {
 } from 'class-validator';
 
 import { MAX_PRIORITY, MIN_PRIORITY } from '@hashq/jobs';
+
+import { IsOptionalNotNull } from '../../common/is-optional-not-null';
 
 export const MAX_ALGORITHMS = 8;
 export const MAX_OUTPUT_LENGTH = 8192;
@@ -47,14 +48,14 @@ export class CreateJobDto {
   algorithms: string[];
 
   @ApiPropertyOptional({ description: 'Output length in bytes; only for XOFs (e.g. shake256)', minimum: 1, maximum: MAX_OUTPUT_LENGTH })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsInt()
   @Min(1)
   @Max(MAX_OUTPUT_LENGTH)
   outputLength?: number;
 
   @ApiPropertyOptional({ description: 'Customization string as hex; only for customizable algorithms (e.g. ascon-cxof128)', example: '6869' })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsString()
   @MaxLength(MAX_CUSTOMIZATION_HEX)
   @Matches(/^(?:[0-9a-fA-F]{2})*$/, { message: 'customization must be hex (an even number of hex digits)' })
@@ -66,12 +67,12 @@ export class CreateJobDto {
     type: 'object',
     additionalProperties: { type: 'string' },
   })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsObject()
   expected?: Record<string, unknown>;
 
   @ApiPropertyOptional({ description: 'BullMQ priority: 1 runs first; absent = after every prioritized job', minimum: MIN_PRIORITY, maximum: MAX_PRIORITY })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsInt()
   @Min(MIN_PRIORITY)
   @Max(MAX_PRIORITY)
@@ -83,7 +84,7 @@ export class CreateJobDto {
       '(multipart: composite over the parts) and compare with the checksum S3 stores; a mismatch fails the job with S3_CHECKSUM_MISMATCH',
     example: true,
   })
-  @IsOptional()
+  @IsOptionalNotNull()
   @IsBoolean()
   s3Checksum?: boolean;
 }
