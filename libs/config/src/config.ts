@@ -32,6 +32,13 @@ export interface HashqConfig {
    */
   sourceMinBytesPerInterval: number;
   sourceProgressIntervalMs: number;
+  /** API: BENCHMARK_MAX_ACTIVE, benchmark runs queued or running at once (BENCHMARK_LIMIT_REACHED beyond). */
+  benchmarkMaxActive: number;
+  /**
+   * BENCHMARK_WORKER_TIMEOUT_SECONDS: an architecture none of whose workers reported for this long has
+   * no worker: runs for it are refused and its queued runs fail (BENCHMARK_NO_WORKER).
+   */
+  benchmarkWorkerTimeoutSeconds: number;
   /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
   allowHosts: string[];
   logLevel: LogLevel;
@@ -81,6 +88,8 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     SOURCE_MAX_BYTES: String(1024 ** 4),
     SOURCE_MIN_BYTES_PER_INTERVAL: String(1024 * 1024),
     SOURCE_PROGRESS_INTERVAL_MS: '30000',
+    BENCHMARK_MAX_ACTIVE: '10',
+    BENCHMARK_WORKER_TIMEOUT_SECONDS: '120',
     HASHQ_ALLOW_HOSTS: '',
     LOG_LEVEL: 'info',
   };
@@ -104,6 +113,8 @@ export type EnvName =
   | 'SOURCE_MAX_BYTES'
   | 'SOURCE_MIN_BYTES_PER_INTERVAL'
   | 'SOURCE_PROGRESS_INTERVAL_MS'
+  | 'BENCHMARK_MAX_ACTIVE'
+  | 'BENCHMARK_WORKER_TIMEOUT_SECONDS'
   | 'HASHQ_ALLOW_HOSTS'
   | 'LOG_LEVEL';
 
@@ -185,6 +196,8 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     sourceMaxBytes: int('SOURCE_MAX_BYTES', 1),
     sourceMinBytesPerInterval: int('SOURCE_MIN_BYTES_PER_INTERVAL', 0),
     sourceProgressIntervalMs: int('SOURCE_PROGRESS_INTERVAL_MS', 100, 3_600_000),
+    benchmarkMaxActive: int('BENCHMARK_MAX_ACTIVE', 1, 10_000),
+    benchmarkWorkerTimeoutSeconds: int('BENCHMARK_WORKER_TIMEOUT_SECONDS', 2, 86_400),
     allowHosts,
     logLevel,
   };
