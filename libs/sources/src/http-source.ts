@@ -92,7 +92,9 @@ export class HttpSource implements Source {
       const remaining = size === null ? null : size - offset;
       const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
       const stream =
-        res.statusCode === 416 ? emptyBody() : chunkBody(res, chunkBytes, remaining, skip, 'HTTP body', options.onBytes);
+        res.statusCode === 416
+          ? emptyBody()
+          : chunkBody(res, chunkBytes, remaining, skip, 'HTTP body', options.onBytes);
       let closed = false;
       const close = async () => {
         if (closed) return;

@@ -26,8 +26,8 @@ export class BenchmarksController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse({ description: 'The run, queued on bench-<arch> for a worker of that architecture' })
   @ApiBadRequestResponse({ description: 'VALIDATION_FAILED, UNKNOWN_ALGORITHM' })
-  @ApiUnprocessableEntityResponse({ description: 'BENCHMARK_NO_WORKER: no worker of that architecture reported recently' })
-  @ApiTooManyRequestsResponse({ description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs are queued or running' })
+  @ApiUnprocessableEntityResponse({ description: 'BENCHMARK_NO_WORKER: no worker of that architecture seen lately' })
+  @ApiTooManyRequestsResponse({ description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs queued or running' })
   create(@Body() dto: CreateBenchmarkDto) {
     return this.benchmarks.create(dto);
   }

@@ -49,7 +49,8 @@ interface RunRow {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SUMMARY_COLUMNS = 'id, status, arch, request, cpu_model, error_code, error_message, created_at, started_at, finished_at';
+const SUMMARY_COLUMNS =
+  'id, status, arch, request, cpu_model, error_code, error_message, created_at, started_at, finished_at';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -158,7 +159,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   private async expireOrphans(): Promise<void> {
     try {
       const expired = await expireOrphanedRuns(this.db, this.config.benchmarkWorkerTimeoutSeconds);
-      if (expired.length > 0) this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired: no worker');
+      if (expired.length > 0) this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired');
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not expire benchmark runs');
     }
