@@ -1,11 +1,14 @@
 /**
  * Benchmarks end to end: POST /v1/benchmarks → queue bench-<arch> → the benchmark
  * processor (in this process, on real BullMQ/Redis) → PostgreSQL → JSON and HTML report.
+ * Admission: at most BENCHMARK_MAX_ACTIVE runs queued or running, and only for an architecture
+ * whose worker reported within BENCHMARK_WORKER_TIMEOUT_SECONDS (this process's worker does).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { INestApplication } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
+import { Queue } from 'bullmq';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Client } from 'pg';
 import pino from 'pino';
@@ -13,6 +16,7 @@ import request from 'supertest';
 
 import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
+import { benchQueueName } from '@hashq/bench';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
 import { redisConnection } from '../apps/worker/src/worker.module';
 import { createApiApp } from './helpers/api';
@@ -20,6 +24,8 @@ import { type TestEnv, createTestEnv } from './helpers/env';
 
 const ALGORITHMS = ['sha256', 'ascon-hash256', 'crc32c'];
 const LENGTHS = [8, 64, 576];
+const MAX_ACTIVE = 3;
+const WORKER_TIMEOUT_SECONDS = 3;
 
 async function startWorker(env: TestEnv): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({
@@ -40,11 +46,15 @@ async function startWorker(env: TestEnv): Promise<TestingModule> {
 describe('benchmarks API → queue → worker → PostgreSQL → report', () => {
   let env: TestEnv;
   let app: INestApplication;
-  let worker: TestingModule;
+  let worker: TestingModule | undefined;
   const http = () => request(app.getHttpServer());
 
   beforeAll(async () => {
-    env = await createTestEnv();
+    env = await createTestEnv({
+      BENCHMARK_MAX_ACTIVE: String(MAX_ACTIVE),
+      BENCHMARK_WORKER_TIMEOUT_SECONDS: String(WORKER_TIMEOUT_SECONDS),
+      RECONCILE_SECONDS: '1',
+    });
     app = await createApiApp(env);
     worker = await startWorker(env);
   }, 120_000);
@@ -158,12 +168,62 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     expect((await http().get('/v1/benchmarks/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe('BENCHMARK_NOT_FOUND');
   });
 
-  it('answers 409 for the report of a run that has not finished', async () => {
-    // a run for an architecture no worker here serves stays queued
+  it('refuses a run for an architecture no worker serves: 422 BENCHMARK_NO_WORKER, nothing recorded', async () => {
     const other = process.arch === 'riscv64' ? 'arm64' : 'riscv64';
-    const res = await http().post('/v1/benchmarks').send({ quick: true, arch: other, algorithms: ['sha256'] }).expect(202);
-    expect(res.body.status).toBe('queued');
-    const report = await http().get(`/v1/benchmarks/${res.body.id}/report`).expect(409);
-    expect(report.body.error.code).toBe('BENCHMARK_NOT_FINISHED');
+    const before = (await http().get('/v1/benchmarks').expect(200)).body.items.length;
+    const body = { quick: true, arch: other, algorithms: ['sha256'] };
+    const res = await http().post('/v1/benchmarks').send(body).expect(422);
+    expect(res.body.error).toMatchObject({ code: 'BENCHMARK_NO_WORKER', details: { arch: other } });
+    expect((await http().get('/v1/benchmarks').expect(200)).body.items).toHaveLength(before);
+  });
+
+  describe('with the queue paused (runs stay queued)', () => {
+    let queue: Queue;
+    const queued: string[] = [];
+
+    beforeAll(async () => {
+      queue = new Queue(benchQueueName(), { connection: { url: env.redisUrl }, prefix: env.queuePrefix });
+      await queue.pause();
+    });
+
+    afterAll(() => queue?.close());
+
+    it('admits BENCHMARK_MAX_ACTIVE queued runs, then 429 BENCHMARK_LIMIT_REACHED, under concurrency', async () => {
+      // all at once: the count and the insert are one critical section, so exactly MAX_ACTIVE get in
+      const answers = await Promise.all(
+        Array.from({ length: MAX_ACTIVE + 3 }, () =>
+          http().post('/v1/benchmarks').send({ quick: true, algorithms: ['sha256'] }),
+        ),
+      );
+      const accepted = answers.filter((res) => res.status === 202);
+      const refused = answers.filter((res) => res.status === 429);
+      expect([accepted.length, refused.length]).toEqual([MAX_ACTIVE, 3]);
+      for (const res of refused) {
+        expect(res.body.error).toMatchObject({ code: 'BENCHMARK_LIMIT_REACHED', details: { maxActive: MAX_ACTIVE } });
+      }
+      queued.push(...accepted.map((res) => res.body.id as string));
+    });
+
+    it('answers 409 for the report of a run that has not finished', async () => {
+      expect((await http().get(`/v1/benchmarks/${queued[0]}`).expect(200)).body.status).toBe('queued');
+      const report = await http().get(`/v1/benchmarks/${queued[0]}/report`).expect(409);
+      expect(report.body.error.code).toBe('BENCHMARK_NOT_FINISHED');
+    });
+
+    it('once the worker is gone: its queued runs fail BENCHMARK_NO_WORKER, and new runs get 422', async () => {
+      await worker!.close(); // it stops reporting
+      worker = undefined;
+      for (const id of queued) {
+        let run: Record<string, any> = {};
+        for (let i = 0; i < 150 && run.status !== 'failed'; i++) {
+          run = (await http().get(`/v1/benchmarks/${id}`).expect(200)).body;
+          if (run.status !== 'failed') await sleep(200);
+        }
+        const expired = { status: 'failed', errorCode: 'BENCHMARK_NO_WORKER', finishedAt: expect.any(String) };
+        expect(run).toMatchObject(expired);
+      }
+      const res = await http().post('/v1/benchmarks').send({ quick: true, algorithms: ['sha256'] }).expect(422);
+      expect(res.body.error.code).toBe('BENCHMARK_NO_WORKER');
+    });
   });
 });

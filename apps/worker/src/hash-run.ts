@@ -1,4 +1,12 @@
-import { sameVersion, SourceError, type OpenedSource, type Source, type SourceFactory } from '@hashq/sources';
+import {
+  ReadGuard,
+  sameVersion,
+  SourceError,
+  type OpenedSource,
+  type ReadLimits,
+  type Source,
+  type SourceFactory,
+} from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
 import type { DigestValue } from '@hashq/jobs';
@@ -11,13 +19,20 @@ export interface RunSettings {
   chunkBytes: number;
   checkpointBytes: number;
   checkpointSeconds: number;
+  limits: ReadLimits;
 }
 
-/** Progress/lease/cancel poll interval between checkpoints (a cancel is seen within it plus one chunk). */
+/**
+ * Progress/lease/cancel poll interval between checkpoints, chunk or no chunk: a cancel is seen
+ * within about two of them (plus a PostgreSQL round trip) even while a read is blocked.
+ */
 const HEARTBEAT_MS = 250;
 
 /** How a run ended when it did not throw. */
 export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'released';
+
+/** Why the read loop stopped. */
+type LoopEnd = 'end' | 'cancel' | 'release';
 
 export class StateInvalidError extends Error {
   readonly code = 'STATE_INVALID';
@@ -41,6 +56,8 @@ export class HashRun {
   private readonly leasedAt = performance.now();
   private checkpoints = { count: 0, ms: 0 };
   private readonly writes = new WriteBehind();
+  /** Aborted on a cancel request (or a failed write): ends a read that is waiting on the source. */
+  private readonly reading = new AbortController();
 
   constructor(
     private readonly job: LeasedJob,
@@ -68,9 +85,12 @@ export class HashRun {
     const source = this.sources.create(this.job.source);
     const s3Checksum = await prepareS3Checksum(this.job, source, this.store); // job option s3Checksum
     const resuming = this.job.checkpointOffset > 0;
-    const opened = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
+    const guard = new ReadGuard(this.settings.limits, this.reading.signal);
+    const raw = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
       chunkBytes: this.settings.chunkBytes,
+      onBytes: guard.onBytes,
     });
+    const opened = await guard.watch(raw, this.job.checkpointOffset); // a declared size over the maximum fails here
     this.mark('opened');
     this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
     try {
@@ -114,9 +134,35 @@ export class HashRun {
   }
 
   /**
-   * The read/hash loop; returns an outcome when it stopped early, undefined at
-   * the end of the source. Reading (one chunk ahead), hashing (all algorithms at
-   * once on the thread pool) and a fenced write (heartbeat or checkpoint) overlap.
+   * The read/hash loop with its pulse (heartbeats, cancel); returns an outcome when it stopped
+   * early, undefined at the end of the source.
+   */
+  private async hashStream(opened: OpenedSource, hashers: RunHashers): Promise<RunOutcome | undefined> {
+    const pulse = setInterval(() => this.pulse(), HEARTBEAT_MS);
+    let end: LoopEnd;
+    try {
+      end = await this.readLoop(opened, hashers);
+    } finally {
+      clearInterval(pulse); // no heartbeat may race the final write
+    }
+    if (end === 'release') return this.release(hashers, opened);
+    if (end === 'cancel') return this.cancel();
+    await this.writes.settle();
+    return this.writes.cancelRequested ? this.cancel() : undefined;
+  }
+
+  /** Every HEARTBEAT_MS, between chunks or during a blocked read: a heartbeat when due; a cancel aborts the read. */
+  private pulse(): void {
+    if (this.writes.cancelRequested || this.writes.failed) return this.reading.abort();
+    if (this.writes.busy || Date.now() - this.lastWriteAt < HEARTBEAT_MS) return;
+    const progress = { bytesDone: this.position, bytesRead: this.bytesRead };
+    this.lastWriteAt = Date.now();
+    this.writes.start(() => this.store.heartbeat(this.job, progress), false);
+  }
+
+  /**
+   * Reading (one chunk ahead), hashing (all algorithms at once on the thread pool) and a fenced
+   * write (heartbeat or checkpoint) overlap.
    *
    * Invariant at every chunk boundary: the last COMMITTED checkpoint is at most
    * CHECKPOINT_BYTES behind the hashed position, so a crash re-reads at most
@@ -124,14 +170,16 @@ export class HashRun {
    * PostgreSQL, a checkpoint starts a little early (up to two chunks) and commits
    * while those chunks are hashed; only when it is late does the loop wait.
    */
-  private async hashStream(opened: OpenedSource, hashers: RunHashers): Promise<RunOutcome | undefined> {
+  private async readLoop(opened: OpenedSource, hashers: RunHashers): Promise<LoopEnd> {
     const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
     let next = this.fetch(chunks);
     for (;;) {
-      const { value: chunk, done } = await this.timed('readWait', next);
-      if (done) break;
+      const read = await this.read(next);
+      if (!read) return 'cancel';
+      if (read.done) return 'end';
+      const chunk = read.value;
       // Hashing is handed to the pool before the next read is requested: that request's synchronous
       // part (generator resume, FileHandle.read set-up, ~0.1 ms) would otherwise delay every chunk.
       const hashing = this.timed('hash', hashers.update(chunk));
@@ -141,28 +189,34 @@ export class HashRun {
       this.metrics?.bytesHashed(chunk.length);
       if (this.writes.checkpointInFlight && wouldLag()) await this.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
-      if (this.writes.cancelRequested) return this.cancel();
+      if (this.writes.cancelRequested) return 'cancel';
       if (this.stopRequested()) {
         // The next chunk is read already: hash it too, so the next worker re-reads nothing.
-        const { value: last, done: end } = await next;
-        if (!end) {
-          await hashers.update(last);
-          this.position += last.length;
-          this.metrics?.bytesHashed(last.length);
+        const last = await this.read(next);
+        if (!last) return 'cancel';
+        if (!last.done) {
+          await hashers.update(last.value);
+          this.position += last.value.length;
+          this.metrics?.bytesHashed(last.value.length);
         }
-        return this.release(hashers, opened);
+        return 'release';
       }
       if (this.checkpointDue()) {
         if (this.writes.busy && wouldLag()) await this.timed('writeWait', this.writes.settle()); // a heartbeat is in the way
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
-      } else if (!this.writes.busy && Date.now() - this.lastWriteAt >= HEARTBEAT_MS) {
-        const progress = { bytesDone: this.position, bytesRead: this.bytesRead };
-        this.lastWriteAt = Date.now();
-        this.writes.start(() => this.store.heartbeat(this.job, progress), false);
       }
     }
-    await this.writes.settle();
-    return this.writes.cancelRequested ? this.cancel() : undefined;
+  }
+
+  /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */
+  private async read(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
+    try {
+      return await this.timed('readWait', next);
+    } catch (err) {
+      if (!this.reading.signal.aborted) throw err;
+      this.writes.throwIfFailed();
+      return null;
+    }
   }
 
   private mark(phase: string): void {

@@ -126,6 +126,11 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
       chunkBytes: this.config.chunkBytes,
       checkpointBytes: this.config.checkpointBytes,
       checkpointSeconds: this.config.checkpointSeconds,
+      limits: {
+        maxBytes: this.config.sourceMaxBytes,
+        minBytesPerInterval: this.config.sourceMinBytesPerInterval,
+        progressIntervalMs: this.config.sourceProgressIntervalMs,
+      },
     };
   }
 }

@@ -2,7 +2,7 @@
  * At most one fenced write (heartbeat or checkpoint) in flight beside the
  * hashing, so a slow PostgreSQL round trip does not stall the pipeline. What a
  * write reports (a cancel request, a lost lease, an error) is picked up at the
- * next chunk boundary.
+ * next chunk boundary, or by the run's pulse while a read is blocked.
  */
 export class WriteBehind {
   private pending: Promise<void> | null = null;
@@ -46,6 +46,11 @@ export class WriteBehind {
   /** Waits until nothing is in flight, whatever the outcome (on the way out of a failed run). */
   async idle(): Promise<void> {
     while (this.pending) await this.pending;
+  }
+
+  /** True once a write failed (its error is thrown by settle() and throwIfFailed()). */
+  get failed(): boolean {
+    return this.failure !== null;
   }
 
   throwIfFailed(): void {

@@ -17,6 +17,11 @@ describe('loadConfig', () => {
       workerMetricsPort: 9464,
       reconcileSeconds: 30,
       maxJobAttempts: 20,
+      sourceMaxBytes: 1024 ** 4,
+      sourceMinBytesPerInterval: 1024 * 1024,
+      sourceProgressIntervalMs: 30_000,
+      benchmarkMaxActive: 10,
+      benchmarkWorkerTimeoutSeconds: 120,
       allowHosts: [],
       logLevel: 'info',
     });
@@ -40,6 +45,11 @@ describe('loadConfig', () => {
       WORKER_METRICS_PORT: '0',
       RECONCILE_SECONDS: '5',
       MAX_JOB_ATTEMPTS: '3',
+      SOURCE_MAX_BYTES: '1000000',
+      SOURCE_MIN_BYTES_PER_INTERVAL: '0',
+      SOURCE_PROGRESS_INTERVAL_MS: '200',
+      BENCHMARK_MAX_ACTIVE: '2',
+      BENCHMARK_WORKER_TIMEOUT_SECONDS: '5',
       HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
       LOG_LEVEL: 'debug',
     });
@@ -58,6 +68,11 @@ describe('loadConfig', () => {
       workerMetricsPort: 0,
       reconcileSeconds: 5,
       maxJobAttempts: 3,
+      sourceMaxBytes: 1_000_000,
+      sourceMinBytesPerInterval: 0,
+      sourceProgressIntervalMs: 200,
+      benchmarkMaxActive: 2,
+      benchmarkWorkerTimeoutSeconds: 5,
       allowHosts: ['127.0.0.1', '10.1.0.0/16', 'minio.internal', '[::1]', 'fd00::/8'],
       logLevel: 'debug',
     });
@@ -94,6 +109,20 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ MAX_JOB_ATTEMPTS: bad })).toThrow(/MAX_JOB_ATTEMPTS/);
     }
     expect(loadConfig({ MAX_JOB_ATTEMPTS: '1' }).maxJobAttempts).toBe(1);
+  });
+
+  it('refuses source and benchmark limits out of range', () => {
+    for (const [name, bad] of [
+      ['SOURCE_MAX_BYTES', '0'],
+      ['SOURCE_MAX_BYTES', '1e12'],
+      ['SOURCE_MIN_BYTES_PER_INTERVAL', '-1'],
+      ['SOURCE_PROGRESS_INTERVAL_MS', '99'],
+      ['SOURCE_PROGRESS_INTERVAL_MS', '3600001'],
+      ['BENCHMARK_MAX_ACTIVE', '0'],
+      ['BENCHMARK_WORKER_TIMEOUT_SECONDS', '1'],
+    ]) {
+      expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(name));
+    }
   });
 
   it('refuses HASHQ_ALLOW_HOSTS entries that are no host name, address or CIDR', () => {

@@ -24,6 +24,21 @@ export interface HashqConfig {
    * A job that used them all ends 'failed' with ATTEMPTS_EXHAUSTED instead of running again.
    */
   maxJobAttempts: number;
+  /** Worker only: SOURCE_MAX_BYTES, the largest object a job may hash (SOURCE_TOO_LARGE beyond). */
+  sourceMaxBytes: number;
+  /**
+   * Worker only: SOURCE_MIN_BYTES_PER_INTERVAL bytes a source must deliver per SOURCE_PROGRESS_INTERVAL_MS
+   * spent waiting on it, or the job fails SOURCE_TOO_SLOW (0 disables the check).
+   */
+  sourceMinBytesPerInterval: number;
+  sourceProgressIntervalMs: number;
+  /** API: BENCHMARK_MAX_ACTIVE, benchmark runs queued or running at once (BENCHMARK_LIMIT_REACHED beyond). */
+  benchmarkMaxActive: number;
+  /**
+   * BENCHMARK_WORKER_TIMEOUT_SECONDS: an architecture none of whose workers reported for this long has
+   * no worker: runs for it are refused and its queued runs fail (BENCHMARK_NO_WORKER).
+   */
+  benchmarkWorkerTimeoutSeconds: number;
   /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
   allowHosts: string[];
   logLevel: LogLevel;
@@ -70,6 +85,11 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     WORKER_METRICS_PORT: '9464',
     RECONCILE_SECONDS: '30',
     MAX_JOB_ATTEMPTS: '20',
+    SOURCE_MAX_BYTES: String(1024 ** 4),
+    SOURCE_MIN_BYTES_PER_INTERVAL: String(1024 * 1024),
+    SOURCE_PROGRESS_INTERVAL_MS: '30000',
+    BENCHMARK_MAX_ACTIVE: '10',
+    BENCHMARK_WORKER_TIMEOUT_SECONDS: '120',
     HASHQ_ALLOW_HOSTS: '',
     LOG_LEVEL: 'info',
   };
@@ -90,6 +110,11 @@ export type EnvName =
   | 'WORKER_METRICS_PORT'
   | 'RECONCILE_SECONDS'
   | 'MAX_JOB_ATTEMPTS'
+  | 'SOURCE_MAX_BYTES'
+  | 'SOURCE_MIN_BYTES_PER_INTERVAL'
+  | 'SOURCE_PROGRESS_INTERVAL_MS'
+  | 'BENCHMARK_MAX_ACTIVE'
+  | 'BENCHMARK_WORKER_TIMEOUT_SECONDS'
   | 'HASHQ_ALLOW_HOSTS'
   | 'LOG_LEVEL';
 
@@ -168,6 +193,11 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
     maxJobAttempts: int('MAX_JOB_ATTEMPTS', 1, 100_000),
+    sourceMaxBytes: int('SOURCE_MAX_BYTES', 1),
+    sourceMinBytesPerInterval: int('SOURCE_MIN_BYTES_PER_INTERVAL', 0),
+    sourceProgressIntervalMs: int('SOURCE_PROGRESS_INTERVAL_MS', 100, 3_600_000),
+    benchmarkMaxActive: int('BENCHMARK_MAX_ACTIVE', 1, 10_000),
+    benchmarkWorkerTimeoutSeconds: int('BENCHMARK_WORKER_TIMEOUT_SECONDS', 2, 86_400),
     allowHosts,
     logLevel,
   };

@@ -9,6 +9,7 @@ import { SourceError } from './source-error.js';
  * whole body). `expected` is the number of bytes that must follow: fewer (the
  * connection ended early) or more is a transient SOURCE_READ_FAILED, never a
  * short digest. Errors of the body (reset, timeout) become SOURCE_READ_FAILED.
+ * `onBytes` is told the length of every piece as it arrives.
  */
 export async function* chunkBody(
   body: AsyncIterable<Buffer | Uint8Array>,
@@ -16,6 +17,7 @@ export async function* chunkBody(
   expected: number | null,
   skip = 0,
   what = 'source',
+  onBytes?: (count: number) => void,
 ): AsyncGenerator<Buffer> {
   const buffers: Buffer[] = [];
   let turn = 0;
@@ -30,6 +32,7 @@ export async function* chunkBody(
   try {
     for await (const raw of body) {
       let piece = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      onBytes?.(piece.length);
       if (toSkip > 0) {
         const n = Math.min(toSkip, piece.length);
         toSkip -= n;

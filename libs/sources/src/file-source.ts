@@ -56,7 +56,8 @@ export class FileSource implements Source {
       }
       let closing: Promise<void> | undefined;
       const close = () => (closing ??= handle.close());
-      const stream = this.chunksFrom(handle, close, offset, size, options.chunkBytes ?? DEFAULT_CHUNK_BYTES);
+      const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+      const stream = this.chunksFrom(handle, close, offset, size, chunkBytes, options.onBytes);
       return { stream, version, size, close };
     } catch (err) {
       await handle.close();
@@ -97,15 +98,22 @@ export class FileSource implements Source {
     offset: number,
     size: number,
     chunkBytes: number,
+    onBytes?: (count: number) => void,
   ): AsyncGenerator<Buffer> {
     try {
-      yield* this.readRange(handle, offset, size, chunkBytes);
+      yield* this.readRange(handle, offset, size, chunkBytes, onBytes);
     } finally {
       await close();
     }
   }
 
-  private async *readRange(handle: FileHandle, offset: number, size: number, chunkBytes: number): AsyncGenerator<Buffer> {
+  private async *readRange(
+    handle: FileHandle,
+    offset: number,
+    size: number,
+    chunkBytes: number,
+    onBytes?: (count: number) => void,
+  ): AsyncGenerator<Buffer> {
     const length = Math.min(chunkBytes, size - offset);
     if (length <= 0) return;
     const buffers = [Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length)];
@@ -116,6 +124,7 @@ export class FileSource implements Source {
       while (filled < wanted) {
         const { bytesRead } = await handle.read(buffer, filled, wanted - filled, position + filled);
         if (bytesRead === 0) break;
+        onBytes?.(bytesRead);
         filled += bytesRead;
       }
       if (filled === 0) return;

@@ -90,7 +90,11 @@ export class HttpSource implements Source {
         throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the resource', { offset, size });
       }
       const remaining = size === null ? null : size - offset;
-      const stream = res.statusCode === 416 ? emptyBody() : chunkBody(res, options.chunkBytes ?? DEFAULT_CHUNK_BYTES, remaining, skip, 'HTTP body');
+      const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+      const stream =
+        res.statusCode === 416
+          ? emptyBody()
+          : chunkBody(res, chunkBytes, remaining, skip, 'HTTP body', options.onBytes);
       let closed = false;
       const close = async () => {
         if (closed) return;

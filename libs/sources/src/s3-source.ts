@@ -111,7 +111,8 @@ export class S3Source implements Source {
       if (expected) this.assertSame(expected, version);
       if (!body) throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
       const remaining = size === null ? null : size - offset;
-      const stream = chunkBody(body, options.chunkBytes ?? DEFAULT_CHUNK_BYTES, remaining, 0, 'S3 object');
+      const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+      const stream = chunkBody(body, chunkBytes, remaining, 0, 'S3 object', options.onBytes);
       let closed = false;
       const close = async () => {
         if (closed) return;

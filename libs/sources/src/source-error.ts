@@ -7,7 +7,9 @@ export type SourceErrorCode =
   | 'NOT_A_REGULAR_FILE'
   | 'SOURCE_UNSUPPORTED'
   | 'SOURCE_ADDRESS_FORBIDDEN'
-  | 'SOURCE_READ_FAILED';
+  | 'SOURCE_READ_FAILED'
+  | 'SOURCE_TOO_SLOW'
+  | 'SOURCE_TOO_LARGE';
 
 /** Codes that no retry can cure: the job fails at once. */
 const PERMANENT: ReadonlySet<SourceErrorCode> = new Set<SourceErrorCode>([
@@ -18,6 +20,8 @@ const PERMANENT: ReadonlySet<SourceErrorCode> = new Set<SourceErrorCode>([
   'NOT_A_REGULAR_FILE',
   'SOURCE_UNSUPPORTED',
   'SOURCE_ADDRESS_FORBIDDEN',
+  'SOURCE_TOO_SLOW',
+  'SOURCE_TOO_LARGE',
 ]);
 
 export class SourceError extends Error {

@@ -8,6 +8,8 @@ export type SourceVersion = Record<string, string | number | null>;
 export interface OpenOptions {
   /** Preferred size of the buffers the stream yields (the worker's chunk size). */
   chunkBytes?: number;
+  /** Told the length of every piece as it arrives from the source, before chunking (progress watch). */
+  onBytes?: (count: number) => void;
 }
 
 export interface OpenedSource {

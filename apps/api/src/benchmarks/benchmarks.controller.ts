@@ -1,5 +1,16 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiProduces,
+  ApiQuery,
+  ApiTags,
+  ApiTooManyRequestsResponse,
+  ApiUnprocessableEntityResponse,
+} from '@nestjs/swagger';
 
 import type { Response } from 'express';
 
@@ -15,6 +26,8 @@ export class BenchmarksController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse({ description: 'The run, queued on bench-<arch> for a worker of that architecture' })
   @ApiBadRequestResponse({ description: 'VALIDATION_FAILED, UNKNOWN_ALGORITHM' })
+  @ApiUnprocessableEntityResponse({ description: 'BENCHMARK_NO_WORKER: no worker of that architecture seen lately' })
+  @ApiTooManyRequestsResponse({ description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs queued or running' })
   create(@Body() dto: CreateBenchmarkDto) {
     return this.benchmarks.create(dto);
   }

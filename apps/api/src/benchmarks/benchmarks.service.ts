@@ -1,11 +1,21 @@
-import { HttpStatus, Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
-import { benchQueueName, renderComparison, renderReport, type BenchJobData, type BenchmarkRun, type BenchRequest } from '@hashq/bench';
+import {
+  BENCHMARK_NO_WORKER,
+  benchQueueName,
+  benchWorkerSeen,
+  expireOrphanedRuns,
+  renderComparison,
+  renderReport,
+  type BenchJobData,
+  type BenchmarkRun,
+  type BenchRequest,
+} from '@hashq/bench';
 import { findAlgorithm } from '@hashq/native';
 
 import { ApiError } from '../common/api-error';
@@ -17,6 +27,7 @@ export interface BenchmarkSummary {
   arch: string;
   request: BenchRequest;
   cpuModel: string | null;
+  errorCode: string | null;
   errorMessage: string | null;
   createdAt: string;
   startedAt: string | null;
@@ -29,6 +40,7 @@ interface RunRow {
   arch: string;
   request: BenchRequest;
   cpu_model: string | null;
+  error_code: string | null;
   error_message: string | null;
   created_at: Date;
   started_at: Date | null;
@@ -37,7 +49,8 @@ interface RunRow {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SUMMARY_COLUMNS = 'id, status, arch, request, cpu_model, error_message, created_at, started_at, finished_at';
+const SUMMARY_COLUMNS =
+  'id, status, arch, request, cpu_model, error_code, error_message, created_at, started_at, finished_at';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -48,6 +61,7 @@ function summary(row: RunRow): BenchmarkSummary {
     arch: row.arch,
     request: row.request,
     cpuModel: row.cpu_model,
+    errorCode: row.error_code,
     errorMessage: row.error_message,
     createdAt: row.created_at.toISOString(),
     startedAt: iso(row.started_at),
@@ -55,11 +69,17 @@ function summary(row: RunRow): BenchmarkSummary {
   };
 }
 
-/** Benchmark runs: PostgreSQL records them, a queue per CPU architecture dispatches them. */
+/**
+ * Benchmark runs: PostgreSQL records them, a queue per CPU architecture dispatches them. A run is
+ * admitted only while fewer than BENCHMARK_MAX_ACTIVE are queued or running and a worker of its
+ * architecture reported within BENCHMARK_WORKER_TIMEOUT_SECONDS; every RECONCILE_SECONDS the runs
+ * of an architecture that lost its workers end failed (BENCHMARK_NO_WORKER) instead of waiting forever.
+ */
 @Injectable()
-export class BenchmarksService implements OnModuleDestroy {
+export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly queues = new Map<string, Queue<BenchJobData>>();
   private lastErrorLogged = 0;
+  private expiry?: NodeJS.Timeout;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -77,10 +97,7 @@ export class BenchmarksService implements OnModuleDestroy {
       quick: dto.quick,
     };
     const arch = dto.arch ?? process.arch;
-    const [row] = (await this.db.query(
-      `INSERT INTO benchmark_runs (status, arch, request) VALUES ('queued', $1, $2) RETURNING ${SUMMARY_COLUMNS}`,
-      [arch, request],
-    )) as RunRow[];
+    const row = await this.admit(arch, request);
     await this.queue(arch).add('benchmark', { runId: row.id }, { jobId: row.id, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } });
     return summary(row);
   }
@@ -103,8 +120,49 @@ export class BenchmarksService implements OnModuleDestroy {
     return renderComparison(other, run);
   }
 
+  onApplicationBootstrap(): void {
+    this.expiry = setInterval(() => void this.expireOrphans(), this.config.reconcileSeconds * 1000);
+  }
+
   async onModuleDestroy(): Promise<void> {
+    clearInterval(this.expiry);
     await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+
+  /**
+   * Inserts the run if a worker of `arch` is alive and the active runs are below the limit; the
+   * check and the insert hold one advisory lock, so concurrent requests cannot overshoot it.
+   */
+  private admit(arch: string, request: BenchRequest): Promise<RunRow> {
+    const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } = this.config;
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hashq:benchmark_runs'))`);
+      if (!(await benchWorkerSeen(tx, arch, timeoutSeconds))) {
+        const message = `no benchmark worker of architecture ${arch} reported in the last ${timeoutSeconds} s`;
+        throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, { arch, timeoutSeconds });
+      }
+      const [{ active }] = (await tx.query(
+        `SELECT count(*)::int AS active FROM benchmark_runs WHERE status IN ('queued', 'running')`,
+      )) as { active: number }[];
+      if (active >= maxActive) {
+        const message = `${active} benchmark runs are queued or running (at most ${maxActive})`;
+        throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'BENCHMARK_LIMIT_REACHED', message, { active, maxActive });
+      }
+      const [row] = (await tx.query(
+        `INSERT INTO benchmark_runs (status, arch, request) VALUES ('queued', $1, $2) RETURNING ${SUMMARY_COLUMNS}`,
+        [arch, request],
+      )) as RunRow[];
+      return row;
+    });
+  }
+
+  private async expireOrphans(): Promise<void> {
+    try {
+      const expired = await expireOrphanedRuns(this.db, this.config.benchmarkWorkerTimeoutSeconds);
+      if (expired.length > 0) this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired');
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not expire benchmark runs');
+    }
   }
 
   private async finishedRun(id: string): Promise<BenchmarkRun> {

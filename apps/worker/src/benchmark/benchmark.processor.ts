@@ -47,7 +47,12 @@ export class BenchmarkProcessor extends WorkerHost {
       return { status: 'succeeded' };
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      await this.db.query(`UPDATE benchmark_runs SET status = 'failed', error_message = $2, finished_at = now() WHERE id = $1`, [runId, message]);
+      await this.db.query(
+        `UPDATE benchmark_runs
+            SET status = 'failed', error_code = 'BENCHMARK_FAILED', error_message = $2, finished_at = now()
+          WHERE id = $1`,
+        [runId, message],
+      );
       log.error({ err: message }, 'benchmark failed');
       return { status: 'failed' };
     }
