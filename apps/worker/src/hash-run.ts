@@ -1,4 +1,5 @@
 import {
+  changedFields,
   ReadGuard,
   sameVersion,
   SourceError,
@@ -301,13 +302,16 @@ export class HashRun {
     return 'canceled';
   }
 
-  /** A file truncated, rewritten or replaced during the read must not yield a digest. */
+  /**
+   * A source truncated or rewritten during the read must not yield a digest. A file is checked on
+   * its descriptor (never by path again); the details name what changed, not its inode or mtime.
+   */
   private async verifyUnchanged(source: Source, opened: OpenedSource): Promise<void> {
-    const now = await source.currentVersion();
+    const now = await (opened.currentVersion?.() ?? source.currentVersion());
     if (this.position !== opened.size || !sameVersion(now, opened.version)) {
       throw new SourceError('SOURCE_CHANGED', 'source changed while it was read', {
-        expected: opened.version,
-        actual: now,
+        changed: changedFields(opened.version, now),
+        size: opened.size,
         bytesHashed: this.position,
       });
     }

@@ -1,12 +1,17 @@
-import { realpathSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
-import { isAbsolute, resolve, sep } from 'node:path';
+import { realpathSync, type BigIntStats } from 'node:fs';
+import { readlink, type FileHandle } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import { SourceError } from './source-error.js';
 import { fsErrorToSourceError } from './fs-errors.js';
+import { descriptorLink, isWithin, openBeneath, type WalkRoot } from './open-beneath.js';
 
-function isWithin(root: string, candidate: string): boolean {
-  if (candidate === root) return true;
-  return candidate.startsWith(root.endsWith(sep) ? root : root + sep);
+/** A regular file opened beneath a root; the caller closes `handle`. */
+export interface RootedFile {
+  handle: FileHandle;
+  /** Its real path (symlinks inside the roots resolved): what a job stores. */
+  path: string;
+  /** fstat of the descriptor. */
+  stats: BigIntStats;
 }
 
 function realOrLexical(root: string): string {
@@ -19,20 +24,19 @@ function realOrLexical(root: string): string {
 
 /**
  * The folders files may be read from (HASHQ_FILE_ROOTS). A path is accepted
- * only when both its lexical form and its real path (symlinks followed) lie
- * inside a root, so neither `..` nor a symlink can lead out.
+ * only when its lexical form, every step of its resolution (symlinks
+ * included) and the file actually opened lie inside a root, so neither `..`
+ * nor a symlink, not even one swapped in during the check, can lead out.
  */
 export class FileRoots {
-  private readonly lexical: string[];
-  private readonly real: string[];
+  private readonly roots: WalkRoot[];
 
   constructor(roots: readonly string[]) {
     if (roots.length === 0) throw new Error('FileRoots: at least one root is required');
     for (const root of roots) {
       if (!isAbsolute(root)) throw new Error(`FileRoots: root must be absolute: ${root}`);
     }
-    this.lexical = roots.map((root) => resolve(root));
-    this.real = this.lexical.map(realOrLexical);
+    this.roots = roots.map((root) => ({ lexical: resolve(root), real: realOrLexical(resolve(root)) }));
   }
 
   /** Parses a comma-separated list such as HASHQ_FILE_ROOTS. */
@@ -46,11 +50,31 @@ export class FileRoots {
   }
 
   get paths(): readonly string[] {
-    return this.lexical;
+    return this.roots.map((root) => root.lexical);
   }
 
-  /** The real path of `requested`, or a SourceError saying why it is refused. */
-  async resolve(requested: string): Promise<string> {
+  /**
+   * Opens `requested` once and proves that the descriptor is a regular file beneath a root; every
+   * later check of the file uses that descriptor, never the path again. The path is resolved one
+   * name at a time from a root's directory, symlinks included (openBeneath: a symlink that stays
+   * inside a root is accepted, one that leads out is refused without anything outside being looked
+   * up), and the kernel's own name of the opened file must still lie inside a root (a directory
+   * moved out meanwhile). Refusals carry only the requested path.
+   */
+  async openRegularFile(requested: string): Promise<RootedFile> {
+    const { handle, path } = await openBeneath(this.roots, this.lexicalPathOf(requested), requested);
+    try {
+      const kernelPath = await readlink(descriptorLink(handle));
+      if (!this.roots.some((root) => isWithin(root.real, kernelPath))) throw this.outside(requested);
+      return { handle, path, stats: await handle.stat({ bigint: true }) };
+    } catch (err) {
+      await handle.close();
+      throw err instanceof SourceError ? err : fsErrorToSourceError(err, requested);
+    }
+  }
+
+  /** `requested` normalized, or a SourceError when it is relative, holds `..` or lies outside every root. */
+  private lexicalPathOf(requested: string): string {
     if (!isAbsolute(requested) || requested.includes('\0')) {
       throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must be absolute', { path: requested });
     }
@@ -58,25 +82,11 @@ export class FileRoots {
       throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must not contain ".."', { path: requested });
     }
     const lexical = resolve(requested);
-    if (!this.lexical.some((root) => isWithin(root, lexical))) {
-      throw this.outside(requested);
-    }
-    let real: string;
-    try {
-      real = await realpath(lexical);
-    } catch (err) {
-      throw fsErrorToSourceError(err, requested);
-    }
-    if (!this.real.some((root) => isWithin(root, real))) {
-      throw this.outside(requested);
-    }
-    return real;
+    if (!this.roots.some((root) => isWithin(root.lexical, lexical))) throw this.outside(requested);
+    return lexical;
   }
 
   private outside(path: string): SourceError {
-    return new SourceError('PATH_OUTSIDE_ROOTS', 'file path is outside the allowed roots', {
-      path,
-      roots: this.lexical,
-    });
+    return new SourceError('PATH_OUTSIDE_ROOTS', 'file path is outside the allowed roots', { path });
   }
 }

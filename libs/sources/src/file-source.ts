@@ -1,14 +1,12 @@
-import { constants, type BigIntStats } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import type { FileRoots } from './file-roots.js';
 import { fsErrorToSourceError } from './fs-errors.js';
 import { SourceError } from './source-error.js';
-import { sameVersion, type OpenOptions, type OpenedSource, type Source, type SourceVersion } from './source.js';
+import { changedFields, sameVersion } from './source.js';
+import type { OpenOptions, OpenedSource, Source, SourceVersion } from './source.js';
 
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
-// O_NONBLOCK: opening a FIFO must not hang waiting for a writer; it is refused
-// right after by the fstat check. It has no effect on regular files.
-const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 export interface FileSourceSpec {
   type: 'file';
@@ -32,23 +30,17 @@ export class FileSource implements Source {
   ) {}
 
   async open(offset: number, expected?: SourceVersion | null, options: OpenOptions = {}): Promise<OpenedSource> {
-    const real = await this.resolveRegularFile();
-    let handle: FileHandle;
+    const { handle, stats } = await this.roots.openRegularFile(this.path);
     try {
-      handle = await open(real, OPEN_FLAGS);
-    } catch (err) {
-      throw fsErrorToSourceError(err, this.path);
-    }
-    try {
-      const stats = await handle.stat({ bigint: true });
-      if (!stats.isFile()) throw this.notRegular();
       const version = fileVersion(stats);
       const size = Number(stats.size);
       if (expected && !sameVersion(expected, version)) {
+        // Which fields differ, and sizes, but no inode or mtime: an error is shown to the client.
         throw new SourceError('SOURCE_CHANGED', 'file changed since the last checkpoint', {
           path: this.path,
-          expected,
-          actual: version,
+          changed: changedFields(expected, version),
+          expected: { size: expected.size },
+          actual: { size },
         });
       }
       if (!Number.isSafeInteger(offset) || offset < 0 || offset > size) {
@@ -57,33 +49,20 @@ export class FileSource implements Source {
       let closing: Promise<void> | undefined;
       const close = () => (closing ??= handle.close());
       const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-      const stream = this.chunksFrom(handle, close, offset, size, chunkBytes, options.onBytes);
-      return { stream, version, size, close };
+      const stream = this.readRange(handle, offset, size, chunkBytes, options.onBytes);
+      const currentVersion = async () => fileVersion(await handle.stat({ bigint: true }));
+      return { stream, version, size, close, currentVersion };
     } catch (err) {
       await handle.close();
       throw err instanceof SourceError ? err : fsErrorToSourceError(err, this.path);
     }
   }
 
+  /** Identity of what the path names now, through the same checked open as `open`. */
   async currentVersion(): Promise<SourceVersion> {
-    const real = await this.roots.resolve(this.path);
-    try {
-      return fileVersion(await lstat(real, { bigint: true }));
-    } catch (err) {
-      throw fsErrorToSourceError(err, this.path);
-    }
-  }
-
-  private async resolveRegularFile(): Promise<string> {
-    const real = await this.roots.resolve(this.path);
-    let stats;
-    try {
-      stats = await lstat(real);
-    } catch (err) {
-      throw fsErrorToSourceError(err, this.path);
-    }
-    if (!stats.isFile()) throw this.notRegular();
-    return real;
+    const { handle, stats } = await this.roots.openRegularFile(this.path);
+    await handle.close();
+    return fileVersion(stats);
   }
 
   /**
@@ -91,22 +70,8 @@ export class FileSource implements Source {
    * part of it) into three buffers used in turn: no allocation per chunk, so
    * multi-GiB reads put no pressure on the garbage collector. A short read (the
    * file shrank) ends the stream early; the caller sees fewer bytes than `size`.
+   * The descriptor stays open until `close()`: the end-of-read check fstats it.
    */
-  private async *chunksFrom(
-    handle: FileHandle,
-    close: () => Promise<void>,
-    offset: number,
-    size: number,
-    chunkBytes: number,
-    onBytes?: (count: number) => void,
-  ): AsyncGenerator<Buffer> {
-    try {
-      yield* this.readRange(handle, offset, size, chunkBytes, onBytes);
-    } finally {
-      await close();
-    }
-  }
-
   private async *readRange(
     handle: FileHandle,
     offset: number,
@@ -132,9 +97,5 @@ export class FileSource implements Source {
       yield buffer.subarray(0, filled);
       if (filled < wanted) return;
     }
-  }
-
-  private notRegular(): SourceError {
-    return new SourceError('NOT_A_REGULAR_FILE', 'not a regular file', { path: this.path });
   }
 }

@@ -24,6 +24,11 @@ export interface OpenedSource {
   close(): Promise<void>;
   /** Identity of what is being read; equal to the expected one when given. */
   version: SourceVersion;
+  /**
+   * Identity of what is being read, now, asked of the open source itself (a file: fstat of its
+   * descriptor) until `close()`; a source without it is asked again (`Source.currentVersion`).
+   */
+  currentVersion?(): Promise<SourceVersion>;
   /** Total length of the source in bytes, when known. */
   size: number | null;
   /**
@@ -45,7 +50,10 @@ export interface Source {
 }
 
 export function sameVersion(a: SourceVersion, b: SourceVersion): boolean {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  for (const key of keys) if (a[key] !== b[key]) return false;
-  return true;
+  return changedFields(a, b).length === 0;
+}
+
+/** Names of the fields of two versions that differ (errors name them; the values may be private). */
+export function changedFields(a: SourceVersion, b: SourceVersion): string[] {
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].filter((key) => a[key] !== b[key]);
 }

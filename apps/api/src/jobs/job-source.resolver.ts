@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,9 +41,9 @@ const invalid = (message: string, source: unknown): ApiError =>
   ApiError.badRequest('INVALID_SOURCE', message, { source });
 
 /**
- * Turns the `source` of a request into a normalized, checked file reference: the real path
- * (symlinks resolved) must lie inside HASHQ_FILE_ROOTS and be a regular file; its size becomes
- * the job's totalBytes.
+ * Turns the `source` of a request into a normalized, checked file reference: the file, opened
+ * once beneath HASHQ_FILE_ROOTS (see FileRoots.openRegularFile), must be a regular file; its real
+ * path is stored and the size of the opened descriptor becomes the job's totalBytes.
  */
 @Injectable()
 export class JobSourceResolver {
@@ -61,12 +60,9 @@ export class JobSourceResolver {
     if (remote) return { ref: remote, size: null };
     const requested = this.requestedPath(source);
     try {
-      const path = await this.roots.resolve(requested);
-      const stats = await stat(path);
-      if (!stats.isFile()) {
-        throw new SourceError('NOT_A_REGULAR_FILE', 'source is not a regular file', { path: requested });
-      }
-      return { ref: { type: 'file', path }, size: stats.size };
+      const { handle, path, stats } = await this.roots.openRegularFile(requested);
+      await handle.close();
+      return { ref: { type: 'file', path }, size: Number(stats.size) };
     } catch (err) {
       if (err instanceof SourceError && isFileRefusal(err.code)) {
         throw new ApiError(STATUS_BY_CODE[err.code], err.code, err.message, { path: requested });
