@@ -4,6 +4,7 @@
  */
 import { open } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
+import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions } from '@hashq/database';
 import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
 import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
@@ -104,7 +105,8 @@ describe('worker recovery (real processes)', () => {
     const id = await env.submit(path, ['sha256']);
     const dataSource = await new DataSource(dataSourceOptions(env.env.config)).initialize();
     try {
-      const store = new CheckpointStore(dataSource, env.env.config.databaseSchema, 30);
+      const sealer = new StateSealer(env.env.config.stateKeys);
+      const store = new CheckpointStore(dataSource, env.env.config.databaseSchema, sealer, 30);
       const stale = (await store.lease(id, 'stale-worker'))!;
       const current = (await store.lease(id, 'current-worker'))!;
       expect(current.fence).toBe(stale.fence + 1);
@@ -125,7 +127,8 @@ describe('worker recovery (real processes)', () => {
       for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(LeaseLostError);
 
       expect(await env.job(id)).toEqual(before);
-      expect((await env.states(id)).get('sha256')).toEqual(Buffer.from('current'));
+      const stored = (await env.states(id)).get('sha256')!;
+      expect(sealer.open(stored, jobStateBinding(id, 'sha256', 4096, current.fence))).toEqual(Buffer.from('current'));
     } finally {
       await dataSource.destroy();
     }

@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
+import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
 import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
 import { FileRoots, loadRemoteConfig, SourceFactory } from '@hashq/sources';
@@ -53,7 +54,8 @@ export class WorkerModule {
           provide: CheckpointStore,
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
           useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
-            return new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
+            const sealer = new StateSealer(config.stateKeys);
+            return new CheckpointStore(dataSource, config.databaseSchema, sealer, config.leaseSeconds, {
               // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
               maxMs: settings.pgOutageMaxMs,
               initialDelayMs: 200,
