@@ -36,7 +36,7 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
       await queryRunner.query(`UPDATE jobs SET checkpoint_fence = fence WHERE id IN (SELECT job_id FROM job_states)`);
       const rows = await this.states(queryRunner, 'fence');
       if (rows.length === 0) return;
-      const keys = requireSealer(sealer, `${rows.length} plaintext hash states of unfinished jobs must be sealed`);
+      const keys = requireSealer(sealer, `job_states holds ${rows.length} plaintext hash state(s) of unfinished jobs to seal`);
       for (const row of rows) {
         const binding = jobStateBinding(row.job_id, row.algorithm, Number(row.checkpoint_offset), Number(row.fence));
         await this.write(queryRunner, row, keys.seal(row.state, binding));
@@ -46,7 +46,7 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
     async down(queryRunner: QueryRunner): Promise<void> {
       const rows = await this.states(queryRunner, 'checkpoint_fence');
       if (rows.length > 0) {
-        const keys = requireSealer(sealer, `${rows.length} sealed hash states must be opened`);
+        const keys = requireSealer(sealer, `job_states holds ${rows.length} sealed hash state(s) to open`);
         for (const row of rows) {
           const binding = jobStateBinding(row.job_id, row.algorithm, Number(row.checkpoint_offset), Number(row.fence));
           await this.write(queryRunner, row, keys.open(row.state, binding));
@@ -77,5 +77,5 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
 
 function requireSealer(sealer: StateSealer | undefined, what: string): StateSealer {
   if (sealer) return sealer;
-  throw new Error(`${what}, which needs HASHQ_STATE_KEYS: set it and run the migrations again (nothing was changed)`);
+  throw new Error(`${what}, which needs HASHQ_STATE_KEYS: set it and run the migration again (nothing was changed)`);
 }

@@ -271,7 +271,7 @@ describe('the migration that seals stored states', () => {
     }
 
     await expect(runMigrations({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema })).rejects.toThrow(
-      /^1 plaintext hash states of unfinished jobs must be sealed, which needs HASHQ_STATE_KEYS/,
+      /^job_states holds 1 plaintext hash state\(s\) of unfinished jobs to seal, which needs HASHQ_STATE_KEYS/,
     );
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
     expect((await env.states(canceled)).get('sha256')).toEqual(plaintext);
