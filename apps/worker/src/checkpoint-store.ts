@@ -163,7 +163,8 @@ export class CheckpointStore {
   async loadStates(job: LeasedJob): Promise<Map<string, Buffer>> {
     const fence = job.checkpointFence;
     if (fence === null || fence >= job.fence) {
-      throw new SealedStateError(`checkpoint of job ${job.id} has fence ${fence}, not one before the lease's ${job.fence}`);
+      const written = fence === null ? 'no fence on record' : `fence ${fence}`;
+      throw new SealedStateError(`checkpoint of job ${job.id} has ${written}, not one before the lease's ${job.fence}`);
     }
     const rows: { algorithm: string; state: Buffer }[] = await this.db.query(
       `SELECT algorithm, state FROM ${this.states} WHERE job_id = $1`,

@@ -11,23 +11,10 @@ import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
+import { redisConnection } from './redis-connection.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
-
-/** ioredis options from REDIS_URL; BullMQ workers need maxRetriesPerRequest: null (blocking commands). */
-export function redisConnection(redisUrl: string) {
-  const url = new URL(redisUrl);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
-}
 
 @Module({})
 export class WorkerModule {
