@@ -9,7 +9,9 @@ type JobStateRow = { job_id: string; algorithm: string; state: Buffer; checkpoin
  * - jobs.checkpoint_fence: the fence of the lease that wrote the checkpoint; with the offset it is
  *   part of what each sealed state is bound to (see CheckpointStore).
  * - A trigger deletes a job's states in the very statement that ends it (succeeded, failed,
- *   canceled), whichever code ends it: the API's cancel, the reconciler, the worker.
+ *   canceled), whichever code ends it: the API's cancel, the reconciler, the worker. Unlike a
+ *   DELETE beside each UPDATE, its DELETE runs once the row is locked, with a fresh snapshot, so it
+ *   also removes states that a checkpoint committed while the ending statement waited for the row.
  * - States of finished jobs go; those of unfinished jobs are sealed in place. That needs a key:
  *   without HASHQ_STATE_KEYS the migration refuses (nothing is left in plaintext).
  * A class per sealer, since TypeORM instantiates migrations itself (`new`).
