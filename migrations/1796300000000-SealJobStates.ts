@@ -38,7 +38,8 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
       await queryRunner.query(`UPDATE jobs SET checkpoint_fence = fence WHERE id IN (SELECT job_id FROM job_states)`);
       const rows = await this.states(queryRunner, 'fence');
       if (rows.length === 0) return;
-      const keys = requireSealer(sealer, `job_states holds ${rows.length} plaintext hash state(s) of unfinished jobs to seal`);
+      const what = `job_states holds ${rows.length} plaintext hash state(s) of unfinished jobs to seal`;
+      const keys = requireSealer(sealer, what);
       for (const row of rows) {
         const binding = jobStateBinding(row.job_id, row.algorithm, Number(row.checkpoint_offset), Number(row.fence));
         await this.write(queryRunner, row, keys.seal(row.state, binding));

@@ -139,7 +139,8 @@ if [ -z "${HASHQ_STATE_KEYS:-}" ]; then
   KEYS_FILE=$DATA/state-keys
   if [ ! -s "$KEYS_FILE" ]; then
     mkdir -p "$DATA"
-    (umask 077 && node -e "process.stdout.write('local1:' + require('crypto').randomBytes(32).toString('base64'))" > "$KEYS_FILE")
+    (umask 077 && node -e "process.stdout.write('local1:' + require('crypto').randomBytes(32).toString('base64'))" \
+      > "$KEYS_FILE")
     log "made a state key in $KEYS_FILE (hash states are sealed with it; keep it with the database)"
   fi
   chmod 600 "$KEYS_FILE"

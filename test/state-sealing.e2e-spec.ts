@@ -97,12 +97,14 @@ describe('sealed hash states', () => {
         WHERE job_id = $2`,
       [a, moved],
     );
-    await env.db.query(`UPDATE job_states SET state = set_byte(state, 40, get_byte(state, 40) # 1) WHERE job_id = $1`, [flipped]);
+    await env.db.query(`UPDATE job_states SET state = set_byte(state, 40, get_byte(state, 40) # 1) WHERE job_id = $1`, [
+      flipped,
+    ]);
     await env.db.query(`UPDATE jobs SET checkpoint_fence = checkpoint_fence - 1 WHERE id = $1`, [refenced]);
 
     const worker = env.startWorker(settings);
     const done = new Map<string, Awaited<ReturnType<typeof env.job>>>();
-    for (const id of [a, moved, flipped, foreign, intact, refenced]) done.set(id, await env.waitForJob(id, isFinished, worker));
+    for (const id of ids) done.set(id, await env.waitForJob(id, isFinished, worker));
     await worker.stop();
 
     for (const [id, path] of [
@@ -110,7 +112,8 @@ describe('sealed hash states', () => {
       [intact, paths[4]],
     ]) {
       const job = done.get(id)!;
-      expect([job.status, job.resumes, job.digests?.sha256.hex]).toEqual(['succeeded', 1, await fileDigest('sha256', path)]);
+      const digest = await fileDigest('sha256', path);
+      expect([job.status, job.resumes, job.digests?.sha256.hex]).toEqual(['succeeded', 1, digest]);
     }
     const refused = new Map<string, RegExp>([
       [moved, /does not authenticate with key "t[0-9a-f]+"/],
@@ -167,9 +170,12 @@ describe('sealed hash states', () => {
     const path = join(env.dataDir, 'marker.bin');
     await writeFile(path, Buffer.alloc(24 * MiB, marker));
     const needles = [...marker.keys()].map((r) => Buffer.concat([marker.subarray(r), marker.subarray(0, r)]));
-    const found = (text: string) =>
-      needles.some((needle) => [needle.toString('latin1'), needle.toString('hex'), needle.toString('base64')].some((form) => text.includes(form)));
-    const dump = async () => (await run('pg_dump', ['--no-owner', env.env.databaseUrl], { maxBuffer: 64 * MiB })).stdout;
+    const forms = needles.flatMap((needle) => (['latin1', 'hex', 'base64'] as const).map((form) => needle.toString(form)));
+    const found = (text: string) => forms.some((form) => text.includes(form));
+    const dump = async () => {
+      const { stdout } = await run('pg_dump', ['--no-owner', env.env.databaseUrl], { maxBuffer: 64 * MiB });
+      return stdout;
+    };
     // Chunks of 1 MiB - 1 byte: checkpoints fall mid-block, so each state holds a tail of input.
     const odd = { ...settings, CHUNK_BYTES: String(MiB - 1) };
     const algorithms = ['sha256', 'md5', 'sha3-256'];
@@ -193,7 +199,10 @@ describe('sealed hash states', () => {
     hasher.update((await readFile(path)).subarray(0, checkpoint.checkpoint_offset));
     const plaintext = Buffer.from(hasher.serialize());
     expect(found(plaintext.toString('latin1'))).toBe(true);
-    await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'planted', $2)`, [finished, plaintext]);
+    await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'planted', $2)`, [
+      finished,
+      plaintext,
+    ]);
     expect(found(await dump())).toBe(true);
     await env.db.query(`DELETE FROM job_states WHERE job_id = $1`, [finished]);
   });
@@ -213,17 +222,14 @@ describe('sealed hash states', () => {
         return id;
       };
       const leased = async (id: string) => (await store.lease(id, 'test'))!;
+      const result = { status: 'succeeded' as const, digests: {}, totalBytes: 2 * MiB, bytesRead: 2 * MiB };
       const ends: Array<[string, (id: string) => Promise<unknown>]> = [
         ['canceled', (id) => request(api.getHttpServer()).post(`/v1/jobs/${id}/cancel`).expect(200)],
         ['failed', (id) => jobs.failExhausted(id, 1)], // the reconciler
         ['failed', (id) => store.failExhausted(id, 1)], // a worker refusing the lease
         ['failed', async (id) => store.fail(await leased(id), { code: 'SOURCE_CHANGED', message: 'changed' }, 0)],
         ['canceled', async (id) => store.cancel(await leased(id), 0)],
-        [
-          'succeeded',
-          async (id) =>
-            store.finish(await leased(id), { status: 'succeeded', digests: {}, totalBytes: 2 * MiB, bytesRead: 2 * MiB }),
-        ],
+        ['succeeded', async (id) => store.finish(await leased(id), result)],
       ];
       for (const [status, end] of ends) {
         const id = await checkpointed();
@@ -261,16 +267,24 @@ describe('the migration that seals stored states', () => {
     const plaintext = Buffer.from(hasher.serialize());
     const version = JSON.stringify(fileVersion(await stat(path, { bigint: true })));
     await env.db.query(
-      `UPDATE jobs SET fence = 3, attempts = 3, checkpoint_offset = $2, bytes_done = $2, bytes_read = $2, source_version = $3
+      `UPDATE jobs SET fence = 3, attempts = 3, checkpoint_offset = $2, bytes_done = $2, bytes_read = $2,
+              source_version = $3
         WHERE id = $1`,
       [resumable, OFFSET, version],
     );
-    await env.db.query(`UPDATE jobs SET status = 'canceled', fence = 1, checkpoint_offset = $2 WHERE id = $1`, [canceled, OFFSET]);
+    await env.db.query(`UPDATE jobs SET status = 'canceled', fence = 1, checkpoint_offset = $2 WHERE id = $1`, [
+      canceled,
+      OFFSET,
+    ]);
     for (const id of [resumable, canceled]) {
-      await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', $2)`, [id, plaintext]);
+      await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', $2)`, [
+        id,
+        plaintext,
+      ]);
     }
 
-    await expect(runMigrations({ databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema })).rejects.toThrow(
+    const keyless = { databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema };
+    await expect(runMigrations(keyless)).rejects.toThrow(
       /^job_states holds 1 plaintext hash state\(s\) of unfinished jobs to seal, which needs HASHQ_STATE_KEYS/,
     );
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
@@ -281,12 +295,15 @@ describe('the migration that seals stored states', () => {
     const sealed = (await env.states(resumable)).get('sha256')!;
     expect(readSealedHeader(sealed).keyId).toBe(env.env.stateKey.id);
     expect(sealed.includes(plaintext.subarray(24, 31))).toBe(false);
-    expect(new StateSealer(config.stateKeys).open(sealed, jobStateBinding(resumable, 'sha256', OFFSET, 3))).toEqual(plaintext);
-    expect(Number((await env.db.query(`SELECT checkpoint_fence FROM jobs WHERE id = $1`, [resumable])).rows[0].checkpoint_fence)).toBe(3);
+    const binding = jobStateBinding(resumable, 'sha256', OFFSET, 3);
+    expect(new StateSealer(config.stateKeys).open(sealed, binding)).toEqual(plaintext);
+    const { rows } = await env.db.query(`SELECT checkpoint_fence FROM jobs WHERE id = $1`, [resumable]);
+    expect(Number(rows[0].checkpoint_fence)).toBe(3);
 
     const worker = env.startWorker(settings);
     const done = await env.waitForJob(resumable, isFinished, worker);
     await worker.stop();
-    expect([done.status, done.resumes, done.digests?.sha256.hex]).toEqual(['succeeded', 1, await fileDigest('sha256', path)]);
+    const digest = await fileDigest('sha256', path);
+    expect([done.status, done.resumes, done.digests?.sha256.hex]).toEqual(['succeeded', 1, digest]);
   });
 });

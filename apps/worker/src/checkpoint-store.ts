@@ -119,8 +119,8 @@ export class CheckpointStore {
               lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
               started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version, bytes_read,
-                  attempts`,
+        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version,
+                  bytes_read, attempts`,
       [jobId, owner, this.leaseSeconds, maxAttempts],
     );
     const row = firstRow(rows);

@@ -79,7 +79,14 @@ describe('loadConfig', () => {
   it('lists every problem at once', () => {
     let error: unknown;
     try {
-      loadConfig({ ...KEYS, PORT: 'x', DATABASE_URL: 'mysql://h/db', HASHQ_FILE_ROOTS: 'relative', LOG_LEVEL: 'loud', CHUNK_BYTES: '-1' });
+      loadConfig({
+        ...KEYS,
+        PORT: 'x',
+        DATABASE_URL: 'mysql://h/db',
+        HASHQ_FILE_ROOTS: 'relative',
+        LOG_LEVEL: 'loud',
+        CHUNK_BYTES: '-1',
+      });
     } catch (err) {
       error = err;
     }

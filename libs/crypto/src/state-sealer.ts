@@ -65,7 +65,9 @@ export class StateSealer {
     if (keys.length === 0) throw new Error('StateSealer needs at least one key');
     for (const { id, key } of keys) {
       if (key.length !== 32) throw new Error(`state key "${id}" must be 32 bytes, got ${key.length}`);
-      if (!/^[\x21-\x7e]{1,255}$/.test(id)) throw new Error(`state key id "${id}" must be 1 to 255 printable ASCII characters`);
+      if (!/^[\x21-\x7e]{1,255}$/.test(id)) {
+        throw new Error(`state key id "${id}" must be 1 to 255 printable ASCII characters`);
+      }
     }
     this.keys = new Map(keys.map(({ id, key }) => [id, key]));
     if (this.keys.size !== keys.length) throw new Error('state key ids must be unique');
@@ -80,7 +82,8 @@ export class StateSealer {
   seal(state: Buffer, binding: StateBinding): Buffer {
     const id = Buffer.from(this.writeKey.id, 'latin1');
     const header = Buffer.concat([MAGIC, Buffer.from([VERSION, id.length]), id, randomBytes(NONCE_BYTES)]);
-    const cipher = createCipheriv('aes-256-gcm', this.writeKey.key, header.subarray(-NONCE_BYTES), { authTagLength: TAG_BYTES });
+    const nonce = header.subarray(-NONCE_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.writeKey.key, nonce, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.concat([header, encodeBinding(binding)]));
     return Buffer.concat([header, cipher.update(state), cipher.final(), cipher.getAuthTag()]);
   }
@@ -90,8 +93,9 @@ export class StateSealer {
     const header = readSealedHeader(sealed);
     const key = this.keys.get(header.keyId);
     if (!key) {
+      const held = [...this.keys.keys()].map((id) => `"${id}"`).join(', ');
       throw new SealedStateError(
-        `state sealed with key "${header.keyId}", which HASHQ_STATE_KEYS does not list (it has ${[...this.keys.keys()].map((id) => `"${id}"`).join(', ')})`,
+        `state sealed with key "${header.keyId}", which HASHQ_STATE_KEYS does not list (it has ${held})`,
         header.keyId,
       );
     }

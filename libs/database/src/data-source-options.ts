@@ -21,7 +21,8 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
 }
 
 /** What the connection needs; the state keys only where migrations run (see migrations()). */
-export type DatabaseConfig = Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'> & Partial<Pick<HashqConfig, 'stateKeys'>>;
+export type DatabaseConfig = Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'> &
+  Partial<Pick<HashqConfig, 'stateKeys'>>;
 
 export interface ConnectionErrorHandlers {
   /** An idle pooled connection failed (the pool drops it); TypeORM's own handler (a log line) without it. */
