@@ -300,7 +300,8 @@ async function main() {
   const adminUrl = Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString();
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
-  const common = { id, pairs: [], env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot } };
+  const stateKeys = `bench:${randomBytes(32).toString('base64')}`; // the states of these throwaway databases
+  const common = { id, pairs: [], env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot, HASHQ_STATE_KEYS: stateKeys } };
   if (process.env.CHUNK_BYTES) common.env.CHUNK_BYTES = String(CHUNK_BYTES);
   let s3;
   try {

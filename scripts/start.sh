@@ -6,6 +6,8 @@
 # HASHQ_PG_PORT=55432, HASHQ_REDIS_PORT=56379). Where the binaries are missing it installs them
 # with apt-get (Debian/Ubuntu, as root) or prints what to run. Then: npm ci (if needed), build,
 # create the database, apply migrations, start the API and a worker, print the URLs.
+# Hash states are sealed at rest: without HASHQ_STATE_KEYS it makes a key once and keeps it in
+# .data/state-keys (mode 0600; losing it fails the unfinished jobs with STATE_INVALID).
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -132,7 +134,21 @@ export DATABASE_URL REDIS_URL
 log "PostgreSQL: $DATABASE_URL"
 log "Redis:      $REDIS_URL"
 
-# 3. build, database, migrations
+# 3. the state key (kept beside the private servers' data), build, database, migrations
+if [ -z "${HASHQ_STATE_KEYS:-}" ]; then
+  KEYS_FILE=$DATA/state-keys
+  if [ ! -s "$KEYS_FILE" ]; then
+    mkdir -p "$DATA"
+    (umask 077 && node -e "process.stdout.write('local1:' + require('crypto').randomBytes(32).toString('base64'))" \
+      > "$KEYS_FILE")
+    log "made a state key in $KEYS_FILE (hash states are sealed with it; keep it with the database)"
+  fi
+  chmod 600 "$KEYS_FILE"
+  HASHQ_STATE_KEYS=$(cat "$KEYS_FILE")
+  export HASHQ_STATE_KEYS
+  log "state keys: $KEYS_FILE"
+fi
+
 log "building (nest build api, worker)"
 npm run --silent build
 services ensure-database "$DATABASE_URL"

@@ -18,7 +18,7 @@ import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config
 import { DatabaseModule } from '@hashq/database';
 import { benchQueueName } from '@hashq/bench';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
-import { redisConnection } from '../apps/worker/src/worker.module';
+import { redisConnection } from '../apps/worker/src/redis-connection';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 

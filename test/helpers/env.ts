@@ -11,6 +11,7 @@
  *   env.env            // environment variables for a child process: spawn(node, [worker], { env: { ...process.env, ...env.env } })
  *   env.config         // the same as a validated HashqConfig
  *   env.fileRoot       // write test files here (it is HASHQ_FILE_ROOTS)
+ *   env.stateKey       // the test's own state key (HASHQ_STATE_KEYS = `${stateKey.id}:${base64}`)
  *   env.databaseUrl, env.schema, env.queuePrefix
  *
  * The API app on top of it: see ./api.ts (createApiApp). Set TEST_DATABASE_URL / REDIS_URL to use
@@ -25,7 +26,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 
-import { type HashqConfig, loadConfig } from '@hashq/config';
+import { type HashqConfig, loadConfig, type StateKey } from '@hashq/config';
 import { runMigrations } from '@hashq/database';
 
 export interface TestEnv {
@@ -34,6 +35,8 @@ export interface TestEnv {
   queuePrefix: string;
   redisUrl: string;
   fileRoot: string;
+  /** The key that seals this test's hash states (its own, random). */
+  stateKey: StateKey;
   /** Every hashq variable, ready to pass to a child process or AppModule.forRoot({ env }). */
   env: Record<string, string>;
   config: HashqConfig;
@@ -68,18 +71,30 @@ export async function deleteRedisKeys(redisUrl: string, prefix: string): Promise
   }
 }
 
+/** A random state key (32 bytes) with the given id. */
+export function testStateKey(id: string): StateKey {
+  return { id, key: randomBytes(32) };
+}
+
+/** HASHQ_STATE_KEYS for these keys (the first seals). */
+export function stateKeysEnv(...keys: StateKey[]): string {
+  return keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(',');
+}
+
 export async function createTestEnv(overrides: Record<string, string> = {}): Promise<TestEnv> {
   const id = randomBytes(6).toString('hex');
   const database = `hashq_test_${id}`;
   await withAdmin((admin) => admin.query(`CREATE DATABASE ${database}`));
   const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${database}` }).toString();
   const fileRoot = await realpath(await mkdtemp(join(tmpdir(), `hashq-test-${id}-`)));
+  const stateKey = testStateKey(`t${id}`);
   const env: Record<string, string> = {
     DATABASE_URL: databaseUrl,
     DATABASE_SCHEMA: 'public',
     REDIS_URL,
     QUEUE_PREFIX: `hashq_test_${id}`,
     HASHQ_FILE_ROOTS: fileRoot,
+    HASHQ_STATE_KEYS: stateKeysEnv(stateKey),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...overrides,
   };
@@ -102,6 +117,7 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     queuePrefix: config.queuePrefix,
     redisUrl: config.redisUrl,
     fileRoot,
+    stateKey,
     env,
     config,
     cleanup,

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { jobStateBinding, SealedStateError, type StateSealer } from '@hashq/crypto';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import { attemptsExhaustedAssignments, type DigestValue, type JobOptions } from '@hashq/jobs';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
@@ -11,6 +12,8 @@ export interface LeasedJob {
   algorithms: string[];
   options: JobOptions;
   checkpointOffset: number;
+  /** Fence of the lease that wrote the checkpoint (null before the first one). */
+  checkpointFence: number | null;
   sourceVersion: SourceVersion | null;
   bytesRead: number;
   attempts: number;
@@ -65,6 +68,7 @@ interface JobRow {
   algorithms: string[];
   options: LeasedJob['options'] | null;
   checkpoint_offset: string;
+  checkpoint_fence: string | null;
   source_version: SourceVersion | null;
   bytes_read: string;
   attempts: number;
@@ -75,6 +79,12 @@ interface JobRow {
  * fence taken with the lease (`WHERE id = $1 AND fence = $2`): when it matches
  * no row, the lease was lost and LeaseLostError is thrown before anything else
  * is written.
+ *
+ * Hash states are sealed (StateSealer) before they are written and opened when
+ * loaded. Each is bound to the job, its algorithm, the checkpoint offset and the
+ * fence of the lease that wrote it (jobs.checkpoint_fence, written with the
+ * offset): a state opens only beside the jobs row of its own checkpoint. When a
+ * job ends, a trigger deletes its states in the same statement (see migrations/).
  */
 export class CheckpointStore {
   private readonly jobs: string;
@@ -89,6 +99,7 @@ export class CheckpointStore {
   constructor(
     private readonly db: DataSource,
     schema: string,
+    private readonly sealer: StateSealer,
     private readonly leaseSeconds: number,
     private readonly outage?: StoreOutagePolicy,
   ) {
@@ -108,7 +119,8 @@ export class CheckpointStore {
               lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
               started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, fence, source, algorithms, options, checkpoint_offset, source_version, bytes_read, attempts`,
+        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version,
+                  bytes_read, attempts`,
       [jobId, owner, this.leaseSeconds, maxAttempts],
     );
     const row = firstRow(rows);
@@ -120,6 +132,7 @@ export class CheckpointStore {
       algorithms: row.algorithms,
       options: row.options ?? {},
       checkpointOffset: Number(row.checkpoint_offset),
+      checkpointFence: row.checkpoint_fence === null ? null : Number(row.checkpoint_fence),
       sourceVersion: row.source_version,
       bytesRead: Number(row.bytes_read),
       attempts: row.attempts,
@@ -128,8 +141,9 @@ export class CheckpointStore {
 
   /**
    * The crash-loop cap: a job still queued or running that has taken `maxAttempts` leases ends
-   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, last checkpoint and states kept) instead of running
-   * again. Returns what was recorded, or null when the job is finished or still has attempts left.
+   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, the checkpoint offset kept, the states deleted)
+   * instead of running again. Returns what was recorded, or null when the job is finished or still
+   * has attempts left.
    */
   async failExhausted(jobId: string, maxAttempts: number): Promise<{ attempts: number; checkpointOffset: number } | null> {
     const rows: { attempts: number; checkpoint_offset: string }[] = await this.db.query(
@@ -142,12 +156,26 @@ export class CheckpointStore {
     return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
   }
 
-  async loadStates(jobId: string): Promise<Map<string, Buffer>> {
+  /**
+   * The states of the job's checkpoint, opened. SealedStateError (STATE_INVALID) when one does not
+   * open with its binding, or when the checkpoint does not come from an earlier lease.
+   */
+  async loadStates(job: LeasedJob): Promise<Map<string, Buffer>> {
+    const fence = job.checkpointFence;
+    if (fence === null || fence >= job.fence) {
+      const written = fence === null ? 'no fence on record' : `fence ${fence}`;
+      throw new SealedStateError(`checkpoint of job ${job.id} has ${written}, not one before the lease's ${job.fence}`);
+    }
     const rows: { algorithm: string; state: Buffer }[] = await this.db.query(
       `SELECT algorithm, state FROM ${this.states} WHERE job_id = $1`,
-      [jobId],
+      [job.id],
     );
-    return new Map(rows.map((row) => [row.algorithm, row.state]));
+    return new Map(
+      rows.map((row) => [
+        row.algorithm,
+        this.sealer.open(row.state, jobStateBinding(job.id, row.algorithm, job.checkpointOffset, fence)),
+      ]),
+    );
   }
 
   /** Records what is being read; counts a resume when continuing from a checkpoint. */
@@ -185,22 +213,28 @@ export class CheckpointStore {
    * to 'queued' (graceful shutdown: the next worker continues from here).
    */
   save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
-    const algorithms = [...checkpoint.states.keys()];
+    // Sealed once: a retry sends the very same bytes.
+    const sealed = new Map(
+      [...checkpoint.states].map(([name, state]) => [
+        name,
+        this.sealer.seal(state, jobStateBinding(job.id, name, checkpoint.offset, job.fence)),
+      ]),
+    );
     // Retried only while the job stays 'running' (a release that committed but whose answer was
     // lost would look like a lost lease on the retry); the checkpoint itself is idempotent.
-    if (!release) return this.retrying(job, () => this.write(job, checkpoint, algorithms, false));
-    return this.write(job, checkpoint, algorithms, true);
+    if (!release) return this.retrying(job, () => this.write(job, checkpoint, sealed, false));
+    return this.write(job, checkpoint, sealed, true);
   }
 
   private write(
     job: LeasedJob,
     checkpoint: Checkpoint,
-    algorithms: string[],
+    sealed: ReadonlyMap<string, Buffer>,
     release: boolean,
   ): Promise<{ cancelRequested: boolean }> {
     return this.fenced(
       job,
-      `checkpoint_offset = $3, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
+      `checkpoint_offset = $3, checkpoint_fence = $2, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
        bytes_read = greatest(bytes_read, $4), source_version = $5, checkpointed_at = now(),
        ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
       [
@@ -214,12 +248,12 @@ export class CheckpointStore {
           SELECT $1, a.algorithm, a.state FROM unnest($${first}::text[], $${first + 1}::bytea[]) AS a(algorithm, state)
           WHERE EXISTS (SELECT 1 FROM fenced_job)
           ON CONFLICT (job_id, algorithm) DO UPDATE SET state = EXCLUDED.state`,
-        params: [algorithms, algorithms.map((name) => checkpoint.states.get(name))],
+        params: [[...sealed.keys()], [...sealed.values()]],
       },
     );
   }
 
-  /** Final digests and status in one statement; the states are no longer needed and are deleted with it. */
+  /** Final digests and status in one statement (the trigger deletes the states with it). */
   async finish(job: LeasedJob, result: FinalResult): Promise<void> {
     await this.fenced(
       job,
@@ -235,10 +269,6 @@ export class CheckpointStore {
         result.error?.message ?? null,
         result.error?.details === undefined ? null : JSON.stringify(result.error.details),
       ],
-      {
-        sql: () => `DELETE FROM ${this.states} WHERE job_id = $1 AND EXISTS (SELECT 1 FROM fenced_job)`,
-        params: [],
-      },
     );
   }
 
@@ -252,7 +282,7 @@ export class CheckpointStore {
     );
   }
 
-  /** Cancel honoured: the job ends 'canceled' and keeps its last checkpoint. */
+  /** Cancel honoured: the job ends 'canceled'; its checkpoint offset stays on record, its states go. */
   async cancel(job: LeasedJob, bytesRead: number): Promise<void> {
     await this.fenced(
       job,

@@ -121,7 +121,7 @@ export class HashRun {
   private async prepareHashers(): Promise<JobHashers> {
     const { job } = this;
     if (job.checkpointOffset === 0) return JobHashers.create(job.algorithms, job.options);
-    const states = await this.store.loadStates(job.id);
+    const states = await this.store.loadStates(job);
     let hashers: JobHashers;
     try {
       hashers = JobHashers.restore(job.algorithms, states);

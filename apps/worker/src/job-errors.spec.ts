@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { createHasher, Hasher } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
 import { classifyError } from './job-errors';
@@ -20,6 +22,22 @@ describe('classifyError', () => {
     }
     expect(classifyError(new StateInvalidError(String(refused)))).toMatchObject({ code: 'STATE_INVALID', permanent: true });
     expect(classifyError(refused)).toMatchObject({ code: 'STATE_INVALID', permanent: true });
+  });
+
+  it('makes a sealed state that does not open a permanent STATE_INVALID, with the sealer\'s message', () => {
+    const binding = jobStateBinding('j', 'sha256', 1, 1);
+    const sealed = new StateSealer([{ id: 'old', key: randomBytes(32) }]).seal(Buffer.from('state'), binding);
+    let refused: unknown;
+    try {
+      new StateSealer([{ id: 'new', key: randomBytes(32) }]).open(sealed, binding);
+    } catch (err) {
+      refused = err;
+    }
+    expect(classifyError(refused)).toEqual({
+      code: 'STATE_INVALID',
+      message: 'state sealed with key "old", which HASHQ_STATE_KEYS does not list (it has "new")',
+      permanent: true,
+    });
   });
 
   it('makes an algorithm the library does not know a permanent UNKNOWN_ALGORITHM', () => {

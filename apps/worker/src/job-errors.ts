@@ -1,3 +1,4 @@
+import { SealedStateError } from '@hashq/crypto';
 import { HashqError } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
 import type { JobError } from './checkpoint-store.js';
@@ -14,7 +15,7 @@ export function classifyError(err: unknown): ClassifiedError {
   if (err instanceof SourceError) {
     return { code: err.code, message: err.message, details: err.details, permanent: err.permanent };
   }
-  if (err instanceof StateInvalidError || err instanceof MissingStateError) {
+  if (err instanceof StateInvalidError || err instanceof MissingStateError || err instanceof SealedStateError) {
     return { code: 'STATE_INVALID', message: err.message, permanent: true };
   }
   if (err instanceof HashqError) {

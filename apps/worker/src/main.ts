@@ -31,6 +31,7 @@ async function bootstrap(): Promise<void> {
       checkpointBytes: config.checkpointBytes,
       checkpointSeconds: config.checkpointSeconds,
       reconcileSeconds: config.reconcileSeconds,
+      stateKeyIds: config.stateKeys.map((key) => key.id), // the first seals new checkpoints
       ...settings,
       // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
       implementations: Object.fromEntries(algorithms().map((algorithm) => [algorithm.name, algorithm.implementation])),

@@ -97,7 +97,7 @@ export async function prepareS3Checksum(
       },
     };
   }
-  const saved = (await store.loadStates(job.id)).get(S3_CHECKSUM_STATE);
+  const saved = (await store.loadStates(job)).get(S3_CHECKSUM_STATE);
   if (!saved) throw new MissingStateError(S3_CHECKSUM_STATE);
   return { attach: (base, opened) => S3ChecksumHashers.restore(base, algorithms, saved, opened, job.checkpointOffset) };
 }

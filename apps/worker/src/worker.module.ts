@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { BullModule, getQueueToken } from '@nestjs/bullmq';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
+import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
 import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
 import { FileRoots, loadRemoteConfig, SourceFactory } from '@hashq/sources';
@@ -10,23 +11,10 @@ import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
+import { redisConnection } from './redis-connection.js';
 import { HashProcessor } from './hash.processor.js';
 import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
-
-/** ioredis options from REDIS_URL; BullMQ workers need maxRetriesPerRequest: null (blocking commands). */
-export function redisConnection(redisUrl: string) {
-  const url = new URL(redisUrl);
-  return {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
-}
 
 @Module({})
 export class WorkerModule {
@@ -53,7 +41,8 @@ export class WorkerModule {
           provide: CheckpointStore,
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
           useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
-            return new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
+            const sealer = new StateSealer(config.stateKeys);
+            return new CheckpointStore(dataSource, config.databaseSchema, sealer, config.leaseSeconds, {
               // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
               maxMs: settings.pgOutageMaxMs,
               initialDelayMs: 200,

@@ -1,8 +1,15 @@
+import { randomBytes } from 'node:crypto';
+
 import { ConfigError, loadConfig } from './config';
 
+const KEY_A = randomBytes(32);
+const KEY_B = randomBytes(32);
+/** The one variable without a default. */
+const KEYS = { HASHQ_STATE_KEYS: `a:${KEY_A.toString('base64')}` };
+
 describe('loadConfig', () => {
-  it('has working defaults', () => {
-    const config = loadConfig({});
+  it('has working defaults for everything but the state keys', () => {
+    const config = loadConfig(KEYS);
     expect(config).toMatchObject({
       port: 3000,
       databaseUrl: 'postgres://postgres@127.0.0.1:5432/hashq',
@@ -23,6 +30,7 @@ describe('loadConfig', () => {
       benchmarkMaxActive: 10,
       benchmarkWorkerTimeoutSeconds: 120,
       allowHosts: [],
+      stateKeys: [{ id: 'a', key: KEY_A }],
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -51,6 +59,7 @@ describe('loadConfig', () => {
       BENCHMARK_MAX_ACTIVE: '2',
       BENCHMARK_WORKER_TIMEOUT_SECONDS: '5',
       HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
+      HASHQ_STATE_KEYS: ` new-2:${KEY_B.toString('base64')} , a:${KEY_A.toString('base64')},`,
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -74,6 +83,10 @@ describe('loadConfig', () => {
       benchmarkMaxActive: 2,
       benchmarkWorkerTimeoutSeconds: 5,
       allowHosts: ['127.0.0.1', '10.1.0.0/16', 'minio.internal', '[::1]', 'fd00::/8'],
+      stateKeys: [
+        { id: 'new-2', key: KEY_B },
+        { id: 'a', key: KEY_A },
+      ],
       logLevel: 'debug',
     });
   });
@@ -81,7 +94,14 @@ describe('loadConfig', () => {
   it('lists every problem at once', () => {
     let error: unknown;
     try {
-      loadConfig({ PORT: 'x', DATABASE_URL: 'mysql://h/db', HASHQ_FILE_ROOTS: 'relative', LOG_LEVEL: 'loud', CHUNK_BYTES: '-1' });
+      loadConfig({
+        ...KEYS,
+        PORT: 'x',
+        DATABASE_URL: 'mysql://h/db',
+        HASHQ_FILE_ROOTS: 'relative',
+        LOG_LEVEL: 'loud',
+        CHUNK_BYTES: '-1',
+      });
     } catch (err) {
       error = err;
     }
@@ -108,7 +128,7 @@ describe('loadConfig', () => {
     for (const bad of ['0', '100001', '2.5', '-1', 'many']) {
       expect(() => loadConfig({ MAX_JOB_ATTEMPTS: bad })).toThrow(/MAX_JOB_ATTEMPTS/);
     }
-    expect(loadConfig({ MAX_JOB_ATTEMPTS: '1' }).maxJobAttempts).toBe(1);
+    expect(loadConfig({ ...KEYS, MAX_JOB_ATTEMPTS: '1' }).maxJobAttempts).toBe(1);
   });
 
   it('refuses source and benchmark limits out of range', () => {
@@ -128,6 +148,40 @@ describe('loadConfig', () => {
   it('refuses HASHQ_ALLOW_HOSTS entries that are no host name, address or CIDR', () => {
     for (const bad of ['10.0.0.0/33', '10.0.0.0/x', 'fd00::/129', 'not an address', 'http://x', '300.1.2.3/8']) {
       expect(() => loadConfig({ HASHQ_ALLOW_HOSTS: `127.0.0.1,${bad}` })).toThrow(/HASHQ_ALLOW_HOSTS/);
+    }
+  });
+
+  it('stops the start without HASHQ_STATE_KEYS, saying how to make a key', () => {
+    for (const env of [{}, { HASHQ_STATE_KEYS: '' }, { HASHQ_STATE_KEYS: ' , ' }]) {
+      expect(() => loadConfig(env)).toThrow(/HASHQ_STATE_KEYS must hold at least one key .*randomBytes\(32\)/);
+    }
+  });
+
+  it('refuses a bad HASHQ_STATE_KEYS entry by position and id, never echoing key material', () => {
+    const a = KEY_A.toString('base64');
+    const cases: Array<[string, RegExp]> = [
+      [a, /entry 1: needs the form id:base64/],
+      [`:${a}`, /entry 1: needs the form id:base64/],
+      [`a b:${a}`, /entry 1: needs the form id:base64/],
+      [`${'x'.repeat(33)}:${a}`, /entry 1: needs the form id:base64/],
+      [`a:${a},a:${KEY_B.toString('base64')}`, /entry 2: key id "a" appears twice/],
+      [`a:${randomBytes(16).toString('base64')}`, /entry 1 \("a"\): the key must be 32 bytes/],
+      [`a:${randomBytes(33).toString('base64')}`, /entry 1 \("a"\): the key must be 32 bytes/],
+      [`a:${a.slice(0, -1)}`, /entry 1 \("a"\): the key must be 32 bytes/],
+      [`a:${a.replace(/=$/, '')}!`, /entry 1 \("a"\): the key must be 32 bytes/],
+      [`a:${KEY_A.toString('hex')}`, /entry 1 \("a"\): the key must be 32 bytes/],
+    ];
+    for (const [value, problem] of cases) {
+      let error: unknown;
+      try {
+        loadConfig({ HASHQ_STATE_KEYS: value });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).message).toMatch(problem);
+      expect((error as ConfigError).message).not.toContain(a.slice(0, 16));
+      expect((error as ConfigError).message).not.toContain(KEY_A.toString('hex').slice(0, 16));
     }
   });
 });

@@ -41,7 +41,18 @@ export interface HashqConfig {
   benchmarkWorkerTimeoutSeconds: number;
   /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
   allowHosts: string[];
+  /**
+   * HASHQ_STATE_KEYS: the AES-256 keys that seal hash states at rest (required, no default). The
+   * first seals new states; all of them open stored ones. Secret: never log them.
+   */
+  stateKeys: StateKey[];
   logLevel: LogLevel;
+}
+
+/** One entry of HASHQ_STATE_KEYS (`id:base64-of-32-bytes`). */
+export interface StateKey {
+  id: string;
+  key: Buffer;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -91,6 +102,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     BENCHMARK_MAX_ACTIVE: '10',
     BENCHMARK_WORKER_TIMEOUT_SECONDS: '120',
     HASHQ_ALLOW_HOSTS: '',
+    HASHQ_STATE_KEYS: '',
     LOG_LEVEL: 'info',
   };
 }
@@ -116,6 +128,7 @@ export type EnvName =
   | 'BENCHMARK_MAX_ACTIVE'
   | 'BENCHMARK_WORKER_TIMEOUT_SECONDS'
   | 'HASHQ_ALLOW_HOSTS'
+  | 'HASHQ_STATE_KEYS'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -165,6 +178,8 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     if (problem) problems.push(`HASHQ_ALLOW_HOSTS: ${problem}`);
   }
 
+  const stateKeys = parseStateKeys(raw('HASHQ_STATE_KEYS'), problems);
+
   const schema = raw('DATABASE_SCHEMA');
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     problems.push(`DATABASE_SCHEMA must be a lower-case SQL identifier, got "${schema}"`);
@@ -199,10 +214,43 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     benchmarkMaxActive: int('BENCHMARK_MAX_ACTIVE', 1, 10_000),
     benchmarkWorkerTimeoutSeconds: int('BENCHMARK_WORKER_TIMEOUT_SECONDS', 2, 86_400),
     allowHosts,
+    stateKeys,
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * HASHQ_STATE_KEYS: comma-separated `id:base64` entries, ids unique, keys exactly 32 bytes. Problems
+ * name the entry by its position and id, never by its key material.
+ */
+function parseStateKeys(text: string, problems: string[]): StateKey[] {
+  const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+  if (entries.length === 0) {
+    problems.push(
+      'HASHQ_STATE_KEYS must hold at least one key `id:base64-of-32-bytes` (hash states are sealed at rest); ' +
+        'make one with: node -e "console.log(\'k1:\' + require(\'crypto\').randomBytes(32).toString(\'base64\'))"',
+    );
+  }
+  const keys: StateKey[] = [];
+  entries.forEach((entry, index) => {
+    const colon = entry.indexOf(':');
+    const id = colon < 0 ? '' : entry.slice(0, colon).trim();
+    const encoded = colon < 0 ? '' : entry.slice(colon + 1).trim();
+    const where = `HASHQ_STATE_KEYS entry ${index + 1}`;
+    const key = Buffer.from(encoded, 'base64');
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) {
+      problems.push(`${where}: needs the form id:base64 with an id of 1 to 32 characters [A-Za-z0-9_-]`);
+    } else if (keys.some((known) => known.id === id)) {
+      problems.push(`${where}: key id "${id}" appears twice`);
+    } else if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.length !== 32 || key.toString('base64') !== encoded) {
+      problems.push(`${where} ("${id}"): the key must be 32 bytes in base64 (44 characters)`);
+    } else {
+      keys.push({ id, key });
+    }
+  });
+  return keys;
 }
 
 const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;

@@ -1,17 +1,34 @@
 import type { HashqConfig } from '@hashq/config';
+import { StateSealer } from '@hashq/crypto';
 import type { DataSourceOptions } from 'typeorm';
 
 import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-CreateJobs';
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000-BenchmarkWorkers';
+import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
 export const ENTITIES = [JobEntity, JobStateEntity];
 
-/** Migrations in the order they were written; listed by class so no glob depends on dist/ layout. */
-export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks1764800000000, BenchmarkWorkers1764900000000];
+/**
+ * Migrations in the order they were written; listed by class so no glob depends on dist/ layout.
+ * The state keys, when given, let a migration seal stored hash states.
+ */
+export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
+  const sealer = stateKeys.length > 0 ? new StateSealer(stateKeys) : undefined;
+  return [
+    CreateJobs1764676800000,
+    CreateBenchmarks1764800000000,
+    BenchmarkWorkers1764900000000,
+    sealJobStatesMigration(sealer),
+  ];
+}
+
+/** What the connection needs; the state keys only where migrations run (see migrations()). */
+export type DatabaseConfig = Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'> &
+  Partial<Pick<HashqConfig, 'stateKeys'>>;
 
 export interface ConnectionErrorHandlers {
   /** An idle pooled connection failed (the pool drops it); TypeORM's own handler (a log line) without it. */
@@ -27,7 +44,7 @@ export interface ConnectionErrorHandlers {
  * never crash the process with an unhandled 'error' event.
  */
 export function dataSourceOptions(
-  config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>,
+  config: DatabaseConfig,
   handlers: ConnectionErrorHandlers = {},
 ): DataSourceOptions {
   const { onPoolError, onClientError = () => undefined } = handlers;
@@ -36,7 +53,7 @@ export function dataSourceOptions(
     url: config.databaseUrl,
     schema: config.databaseSchema,
     entities: ENTITIES,
-    migrations: MIGRATIONS,
+    migrations: migrations(config.stateKeys),
     migrationsTableName: 'typeorm_migrations',
     synchronize: false,
     migrationsRun: false,

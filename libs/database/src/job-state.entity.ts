@@ -1,9 +1,9 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * job_states: the serialized hash state of one algorithm of one job at its last checkpoint.
- * A state holds a plaintext tail of the input: it lives in its own bytea column and is never
- * logged or returned by the API.
+ * job_states: the serialized hash state of one algorithm of one unfinished job at its last
+ * checkpoint. A state holds a plaintext tail of the input: it is stored sealed (StateSealer,
+ * @hashq/crypto), never logged or returned by the API, and deleted when its job ends.
  */
 @Entity({ name: 'job_states' })
 export class JobStateEntity {

@@ -56,6 +56,10 @@ export class JobEntity {
   @Column({ name: 'checkpoint_offset', type: 'bigint', default: 0, transformer: bigintAsNumber })
   checkpointOffset: number;
 
+  /** Fence of the lease that wrote the checkpoint: part of what its sealed states are bound to. */
+  @Column({ name: 'checkpoint_fence', type: 'bigint', nullable: true, transformer: bigintAsNumber })
+  checkpointFence: number | null;
+
   @Column({ name: 'source_version', type: 'jsonb', nullable: true })
   sourceVersion: Record<string, string | number | null> | null;
 

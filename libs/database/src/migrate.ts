@@ -1,11 +1,12 @@
 import { DataSource } from 'typeorm';
 
-import type { HashqConfig } from '@hashq/config';
+import { type DatabaseConfig, dataSourceOptions } from './data-source-options';
 
-import { dataSourceOptions } from './data-source-options';
-
-/** Creates the configured schema if needed and applies every pending migration; returns their names. */
-export async function runMigrations(config: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>): Promise<string[]> {
+/**
+ * Creates the configured schema if needed and applies every pending migration; returns their names.
+ * Without state keys a migration that must seal stored hash states refuses (see migrations/).
+ */
+export async function runMigrations(config: DatabaseConfig): Promise<string[]> {
   const dataSource = new DataSource(dataSourceOptions(config));
   await dataSource.initialize();
   try {

@@ -12,8 +12,9 @@ export const ATTEMPTS_EXHAUSTED = 'ATTEMPTS_EXHAUSTED';
  * The SET list of the UPDATE that ends a job ATTEMPTS_EXHAUSTED (one implementation for the worker's
  * lease and the reconciler). `maxParam` is the placeholder of the cap, e.g. `$3`. The right-hand
  * sides read the row as it was, so the details keep the error of the last attempt, if it recorded
- * one. The fence moves on (a stale holder can write nothing after this); the last checkpoint and
- * its states are kept (bytes_done goes back to it, as for a cancel).
+ * one. The fence moves on (a stale holder can write nothing after this); the checkpoint offset is
+ * kept (bytes_done goes back to it, as for a cancel) and the states are deleted (the trigger of a
+ * job that ends, see migrations/).
  */
 export function attemptsExhaustedAssignments(maxParam: string): string {
   return `status = 'failed', fence = fence + 1, error_code = '${ATTEMPTS_EXHAUSTED}',

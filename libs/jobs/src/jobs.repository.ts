@@ -97,6 +97,7 @@ export class JobsRepository {
   async requestCancel(id: string): Promise<CancelResult> {
     // queued → canceled in one conditional UPDATE, so a worker leasing the job at the same moment
     // either sees 'canceled' or already holds it as 'running' (and then sees cancel_requested).
+    // A queued job may have states (released by a worker): the trigger deletes them with the UPDATE.
     const canceled = await this.jobs
       .createQueryBuilder()
       .update(JobEntity)
@@ -162,7 +163,8 @@ export class JobsRepository {
 
   /**
    * Ends a dispatchable job that has used `maxAttempts` leases: 'failed' with ATTEMPTS_EXHAUSTED,
-   * its last checkpoint kept. False when it is no longer dispatchable or still has attempts left.
+   * its checkpoint offset kept, its states deleted (by the trigger of a job that ends). False when
+   * it is no longer dispatchable or still has attempts left.
    */
   async failExhausted(id: string, maxAttempts: number): Promise<boolean> {
     const rows: { id: string }[] = await this.dataSource.query(

@@ -74,7 +74,7 @@ export class JobsController {
 
   @Post(':id/cancel')
   @ApiOkResponse({ type: JobResponse, description: 'The job is canceled (it was queued, or already canceled)' })
-  @ApiAcceptedResponse({ type: JobResponse, description: 'The job is running: it stops within one chunk, keeping its last checkpoint' })
+  @ApiAcceptedResponse({ type: JobResponse, description: 'The job is running: it stops within one chunk (its hash states are deleted when it ends)' })
   @ApiNotFoundResponse({ description: `JOB_NOT_FOUND. ${ERROR_SHAPE}` })
   @ApiConflictResponse({ description: `JOB_FINISHED: the job already succeeded or failed. ${ERROR_SHAPE}` })
   async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<JobResponse> {
