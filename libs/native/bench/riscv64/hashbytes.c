@@ -13,7 +13,9 @@
 
 #define MAX_BYTES (1 << 16)
 
-static uint8_t message[MAX_BYTES];
+/* 8-byte aligned, as Node's Buffers are in practice: the riscv64 paths
+ * read whole words only from aligned input. */
+static _Alignas(8) uint8_t message[MAX_BYTES];
 uint8_t digest[64]; /* global: the stores to it are observable */
 
 int main(int argc, char **argv) {
