@@ -45,11 +45,12 @@ static void keccak_pad_squeeze(uint64_t *s, const uint8_t *tail, size_t n,
                                uint8_t domain) {
   size_t full = n / 8, i;
 #if defined(HQ_RISCV64)
-  if (hq_aligned8(tail))
-    for (i = 0; i < full; i++) s[i] ^= hq_load64_le_aligned(tail + 8 * i);
-  else
-#endif
+  uint64_t copy[HQ_MAX_BLOCK / 8]; /* whole-lane loads need alignment */
+  if (!hq_aligned8(tail)) tail = memcpy(copy, tail, n);
+  for (i = 0; i < full; i++) s[i] ^= hq_load64_le_aligned(tail + 8 * i);
+#else
   for (i = 0; i < full; i++) s[i] ^= hq_load64_le(tail + 8 * i);
+#endif
   uint64_t last = (uint64_t)domain << (8 * (n % 8));
   for (i = 8 * full; i < n; i++) last ^= (uint64_t)tail[i] << (8 * (i % 8));
   s[full] ^= last;
