@@ -1,7 +1,8 @@
 /*
- * SHA-224 and SHA-256 (FIPS 180-4 §6.2, §6.3): portable compression, init,
- * padding, and the choice of block function (SHA-NI in sha256_shani.c,
- * ARMv8 SHA2 in sha256_armv8.c).
+ * SHA-224 and SHA-256 (FIPS 180-4 §6.2, §6.3): the portable block function
+ * (its rounds in sha256_rounds.h), init, padding, and the choice of block
+ * function (SHA-NI in sha256_shani.c, ARMv8 SHA2 in sha256_armv8.c, riscv64
+ * Zbb and Zknh in sha2_zbb.c, sha2_zknh.c).
  *
  * State: H0..H7 as host integers in c->s.w32[0..7]. The legacy loader in
  * state.c and the serialized format rely on this layout.
