@@ -198,6 +198,9 @@ static inline uint64_t hq_load64_le_aligned(const uint8_t *p) {
   memcpy(&v, __builtin_assume_aligned(p, 8), 8);
   return v;
 }
+static inline void hq_store64_le_aligned(uint8_t *p, uint64_t v) {
+  memcpy(__builtin_assume_aligned(p, 8), &v, 8);
+}
 static inline int hq_aligned8(const void *p) { return ((uintptr_t)p & 7) == 0; }
 uint32_t hq_riscv_features(void);
 void hq_keccak_f1600_rv64(uint64_t *s);

@@ -58,7 +58,12 @@ static void keccak_pad_squeeze(uint64_t *s, const uint8_t *tail, size_t n,
   for (;;) {
     keccak_f1600(s);
     size_t take = outlen < rate ? outlen : rate;
-    for (i = 0; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
+    i = 0;
+#if defined(HQ_RISCV64)
+    if (hq_aligned8(out))
+      for (; i + 8 <= take; i += 8) hq_store64_le_aligned(out + i, s[i / 8]);
+#endif
+    for (; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
     for (; i < take; i++) out[i] = (uint8_t)(s[i / 8] >> (8 * (i % 8)));
     out += take;
     outlen -= take;
