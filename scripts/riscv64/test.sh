@@ -108,7 +108,8 @@ step "x86-64 Node, portable path: finish the riscv64 states" env HASHQ_NATIVE_IM
 step "riscv64 Node, Zbb+Zknh: finish the x86-64 states" rnode_ext "$runner" check-states "$tmp/x64.json"
 step "riscv64 Node, Zbb+Zknh: finish the rv64gc states" rnode_ext "$runner" check-states "$tmp/riscv64.json"
 step "riscv64 Node, Zbb (zknh hidden): write states" \
-  env HASHQ_NATIVE_DISABLE=zknh "${qemu_ext[@]}" -L "$root" "$root/usr/bin/node" "$runner" write-states "$tmp/zbb.json" "$((seed + 2))"
+  env HASHQ_NATIVE_DISABLE=zknh "${qemu_ext[@]}" -L "$root" "$root/usr/bin/node" \
+  "$runner" write-states "$tmp/zbb.json" "$((seed + 2))"
 step "x86-64 Node: finish the riscv64 Zbb states" node "$runner" check-states "$tmp/zbb.json"
 step "riscv64 Node, rv64gc: finish the Zbb states" rnode "$runner" check-states "$tmp/zbb.json"
 

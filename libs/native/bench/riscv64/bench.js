@@ -59,7 +59,8 @@ function build() {
   const outs = sources.map((f) => {
     const out = path.join(objects, path.basename(f, '.c') + '.o');
     const march = (MARCH.find(([re]) => re.test(f)) ?? [null, []])[1];
-    execFileSync('riscv64-linux-gnu-gcc', ['-std=c11', '-O3', ...march, '-I', src, '-c', '-o', out, f], { stdio: 'inherit' });
+    execFileSync('riscv64-linux-gnu-gcc', ['-std=c11', '-O3', ...march, '-I', src, '-c', '-o', out, f],
+      { stdio: 'inherit' });
     return out;
   });
   execFileSync('riscv64-linux-gnu-gcc', ['-static', '-o', exe, ...outs], { stdio: 'inherit' });
@@ -123,12 +124,14 @@ function main() {
   fs.writeFileSync(path.join(data, 'bench.json'), JSON.stringify(out, null, 1) + '\n');
   console.log(`riscv64 executed instructions per byte (${out.method}; long = ${out.long})`);
   console.log(`eBASH: median cycles/byte on a SiFive U54 (${ebash.machine})\n`);
-  console.log('| algorithm | path | implementation | insn/B long | insn/B 64 B | eBASH U54 c/B long | eBASH U54 c/B 64 B | ' +
+  console.log('| algorithm | path | implementation | insn/B long | insn/B 64 B | ' +
+    'eBASH U54 c/B long | eBASH U54 c/B 64 B | ' +
     'ratio long | ratio 64 B | insn/B 64 B at offset 1 |');
   console.log('|---|---|---|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
     const e = r.ebash;
-    console.log(`| ${r.algorithm}${e && e.name !== r.algorithm ? ` (${e.name})` : ''} | ${r.path} | ${r.implementation} | ` +
+    const name = `${r.algorithm}${e && e.name !== r.algorithm ? ` (${e.name})` : ''}`;
+    console.log(`| ${name} | ${r.path} | ${r.implementation} | ` +
       `${fmt(r.long)} | ${fmt(r.b64)} | ${fmt(e?.long, 2)} | ${fmt(e?.b64, 2)} | ` +
       `${e ? fmt(r.long / e.long, 2) : '—'} | ${e ? fmt(r.b64 / e.b64, 2) : '—'} | ${fmt(r.b64odd)} |`);
   }

@@ -56,7 +56,9 @@ function runKats(dir, every, t, paths) {
   if (paths) {
     // each path asked for must be dispatched here, or nothing would run on it
     const here = new Set(lib.algorithms().map((a) => lib.implementation(a.name)));
-    for (const p of paths) t.check(here.has(p), `no algorithm on the ${p} path (CPU features: ${lib.cpuFeatures().detected})`);
+    for (const p of paths) {
+      t.check(here.has(p), `no algorithm on the ${p} path (CPU features: ${lib.cpuFeatures().detected})`);
+    }
   }
   for (const file of kat.listKatFiles(dir)) {
     if (!lib.findAlgorithm(file.algorithm)) {
