@@ -33,10 +33,16 @@
         "src/crc32c_algo.c",
         "src/crc64nvme.c",
         "src/crc_clmul.c",
+        "src/riscv_features.c",
+        "src/keccak_rv64.c",
+        "src/ascon_rv64.c",
         "binding/addon.cc",
         "binding/args.cc",
         "binding/async_queue.cc",
         "binding/hash_calls.cc"
+      ],
+      "conditions": [
+        ["target_arch=='riscv64'", {"dependencies": ["hashq_rv64_zbb", "hashq_rv64_zknh"]}]
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
@@ -65,5 +71,32 @@
         "GCC_SYMBOLS_PRIVATE_EXTERN": "YES"
       }
     }
+  ],
+  # riscv64: the Zbb and Zknh paths, each file built with its own -march
+  # (GCC 12 has no per-function target attribute on riscv) and chosen at
+  # load time; elsewhere they are not built.
+  "conditions": [
+    ["target_arch=='riscv64'", {
+      "targets": [
+        {
+          "target_name": "hashq_rv64_zbb",
+          "type": "static_library",
+          "sources": ["src/keccak_zbb.c", "src/ascon_zbb.c", "src/sha2_zbb.c"],
+          "include_dirs": ["src"],
+          "cflags": ["-O3", "-fvisibility=hidden", "-fPIC", "-march=rv64gc_zbb"],
+          "cflags_c": ["-std=c11"],
+          "cflags!": ["-O2", "-O1", "-O0", "-fno-omit-frame-pointer"]
+        },
+        {
+          "target_name": "hashq_rv64_zknh",
+          "type": "static_library",
+          "sources": ["src/sha2_zknh.c"],
+          "include_dirs": ["src"],
+          "cflags": ["-O3", "-fvisibility=hidden", "-fPIC", "-march=rv64gc_zbb_zknh"],
+          "cflags_c": ["-std=c11"],
+          "cflags!": ["-O2", "-O1", "-O0", "-fno-omit-frame-pointer"]
+        }
+      ]
+    }]
   ]
 }

@@ -63,17 +63,16 @@ static uint64_t pad_be(const uint8_t *p, size_t len) {
 /* Squeeze: 8 bytes of x0 per block, p^rounds between blocks. */
 static void squeeze(uint64_t *s, uint8_t *out, size_t len, int big_endian,
                     int rounds) {
-  for (;;) {
-    uint8_t w[8];
-    if (big_endian) hq_store64_be(w, s[0]);
-    else hq_store64_le(w, s[0]);
-    size_t take = len < 8 ? len : 8;
-    memcpy(out, w, take);
-    out += take;
-    len -= take;
-    if (!len) return;
+  for (; len >= 8; out += 8, len -= 8) {
+    if (big_endian) hq_store64_be(out, s[0]);
+    else hq_store64_le(out, s[0]);
+    if (len == 8) return;
     ascon_p(s, rounds);
   }
+  uint8_t w[8];
+  if (big_endian) hq_store64_be(w, s[0]);
+  else hq_store64_le(w, s[0]);
+  memcpy(out, w, len);
 }
 
 /* SP 800-232 §5: initial values (Tables 11, 12, 13 of the standard). */
@@ -149,6 +148,36 @@ static void v12_final_p8(hq_ctx *c, uint8_t *out, size_t len) {
   v12_final(c, out, len, 8);
 }
 
+/* hq_hash without a context (no customization string): the variant's
+ * initial state, the whole blocks straight from the input, the padded
+ * tail, the output squeezed straight into out (eBASH's crypto_hash does
+ * the same; the context's buffering cost a short message about 8 %). */
+static inline void ascon_oneshot(const hq_algo *a, uint64_t iv,
+                                 const uint8_t *in, size_t len, uint8_t *out,
+                                 size_t outlen, int big_endian, int rounds) {
+  hq_ctx c; /* the block functions use c.s only */
+  uint64_t *s = c.s.w64;
+  ascon_start(&c, iv);
+  size_t n = len / 8;
+  if (n) a->blocks(&c, in, n);
+  in += 8 * n;
+  s[0] ^= big_endian ? pad_be(in, len % 8) : pad_le(in, len % 8);
+  ascon_p(s, 12);
+  squeeze(s, out, outlen, big_endian, rounds);
+}
+#define ASCON_ONESHOT(var, iv, big_endian, rounds)                           \
+  static void var##_oneshot(const uint8_t *in, size_t len, uint8_t *out,    \
+                            size_t outlen) {                                \
+    ascon_oneshot(&hq_algo_##var, iv, in, len, out, outlen, big_endian,     \
+                  rounds);                                                  \
+  }
+ASCON_ONESHOT(ascon_hash256, IV_HASH256, 0, 12)
+ASCON_ONESHOT(ascon_xof128, IV_XOF128, 0, 12)
+ASCON_ONESHOT(asconhashv12, IV_HASHV12, 1, 12)
+ASCON_ONESHOT(asconhashav12, IV_HASHAV12, 1, 8)
+ASCON_ONESHOT(asconxofv12, IV_XOFV12, 1, 12)
+ASCON_ONESHOT(asconxofav12, IV_XOFAV12, 1, 8)
+
 static void initial_states_compute(void) {
   static const uint64_t ivs[ASCON_VARIANTS] = {
       IV_HASH256, IV_XOF128, IV_CXOF128, IV_HASHV12,
@@ -173,6 +202,17 @@ static void initial_states_compute(void) {
     ascon_p = fast ? hq_ascon_permute_bmi : hq_ascon_permute_portable;    \
     initial_states_compute();                                             \
   }
+#elif defined(HQ_RISCV64)
+/* riscv64: the Zbb build where the CPU has it, else the rv64gc one. */
+#define ASCON_SELECT(mode)                                                \
+  static void select_##mode(hq_algo *self, uint32_t cpu) {                \
+    int zbb = (cpu & HQ_CPU_RV_ZBB) != 0;                                 \
+    self->blocks = zbb ? hq_ascon_blocks_##mode##_zbb                     \
+                       : hq_ascon_blocks_##mode##_rv64;                   \
+    self->impl = zbb ? "zbb" : "rv64gc";                                  \
+    ascon_p = zbb ? hq_ascon_permute_zbb : hq_ascon_permute_rv64;         \
+    initial_states_compute();                                             \
+  }
 #else
 #define ASCON_SELECT(mode)                                                \
   static void select_##mode(hq_algo *self, uint32_t cpu) {                \
@@ -190,7 +230,8 @@ ASCON_SELECT(be8)
 #define SP800 "NIST SP 800-232"
 #define V12 "Ascon v1.2 (NIST LWC final round)"
 
-#define ASCON_ALGO(var, id, name, xof, custom, std, init_fn, final_fn, mode) \
+#define ASCON_ALGO(var, id, name, xof, custom, std, init_fn, final_fn, mode, \
+                   oneshot_fn)                                              \
   hq_algo hq_algo_##var = {                                                 \
       .info = {id, name, 32, 8, xof, custom, std},                          \
       .word_size = 8,                                                       \
@@ -200,19 +241,20 @@ ASCON_SELECT(be8)
       .final = final_fn,                                                    \
       .select = select_##mode,                                              \
       .impl = "portable",                                                   \
+      .oneshot = oneshot_fn,                                                \
   };
 
 ASCON_ALGO(ascon_hash256, HQ_ASCON_HASH256, "ascon-hash256", 0, 0, SP800,
-           hash256_init, sp800_final, le12)
+           hash256_init, sp800_final, le12, ascon_hash256_oneshot)
 ASCON_ALGO(ascon_xof128, HQ_ASCON_XOF128, "ascon-xof128", 1, 0, SP800,
-           xof128_init, sp800_final, le12)
+           xof128_init, sp800_final, le12, ascon_xof128_oneshot)
 ASCON_ALGO(ascon_cxof128, HQ_ASCON_CXOF128, "ascon-cxof128", 1, 1, SP800,
-           cxof128_init, sp800_final, le12)
+           cxof128_init, sp800_final, le12, NULL)
 ASCON_ALGO(asconhashv12, HQ_ASCONHASHV12, "asconhashv12", 0, 0, V12,
-           hashv12_init, v12_final_p12, be12)
+           hashv12_init, v12_final_p12, be12, asconhashv12_oneshot)
 ASCON_ALGO(asconhashav12, HQ_ASCONHASHAV12, "asconhashav12", 0, 0, V12,
-           hashav12_init, v12_final_p8, be8)
+           hashav12_init, v12_final_p8, be8, asconhashav12_oneshot)
 ASCON_ALGO(asconxofv12, HQ_ASCONXOFV12, "asconxofv12", 1, 0, V12,
-           xofv12_init, v12_final_p12, be12)
+           xofv12_init, v12_final_p12, be12, asconxofv12_oneshot)
 ASCON_ALGO(asconxofav12, HQ_ASCONXOFAV12, "asconxofav12", 1, 0, V12,
-           xofav12_init, v12_final_p8, be8)
+           xofav12_init, v12_final_p8, be8, asconxofav12_oneshot)

@@ -49,6 +49,8 @@ static uint32_t detect(void) {
   if (hw & (1ul << 7)) f |= HQ_CPU_ARM_CRC32;   /* HWCAP_CRC32 */
   if (hw & (1ul << 4)) f |= HQ_CPU_ARM_PMULL;   /* HWCAP_PMULL */
   if (hw & (1ul << 21)) f |= HQ_CPU_ARM_SHA512; /* HWCAP_SHA512 */
+#elif defined(HQ_RISCV64)
+  f = hq_riscv_features();
 #endif
   return f;
 }

@@ -15,6 +15,14 @@
 #ifndef HASHQ_INTERNAL_H
 #define HASHQ_INTERNAL_H
 
+/* riscv64: GCC's scheduling before register allocation interleaves the
+ * long unrolled rounds (Keccak, SHA-2, Esch) until they spill; an in-order
+ * core gains nothing from it. First, so that every function (the inline
+ * helpers below too) gets the same options. */
+#if defined(__riscv) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-schedule-insns")
+#endif
+
 #include <string.h>
 
 #include "hashq.h"
@@ -242,6 +250,43 @@ void hq_ascon_blocks_be8_bmi(hq_ctx *c, const uint8_t *in, size_t n);
 /* ARMv8 cryptography extensions (sha1_armv8.c, sha256_armv8.c) */
 void hq_sha1_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
 void hq_sha256_blocks_armv8(hq_ctx *c, const uint8_t *in, size_t n);
+#endif
+
+/* riscv64 paths (riscv_features.c, *_rv64.c for rv64gc, *_zbb.c and
+ * *_zknh.c built with their own -march and chosen at load time). */
+#if defined(HQ_RISCV64)
+/* rv64gc promises no fast misaligned loads: the paths read whole words
+ * only where the input is 8-byte aligned (little-endian host). */
+static inline uint64_t hq_load64_le_aligned(const uint8_t *p) {
+  uint64_t v;
+  memcpy(&v, __builtin_assume_aligned(p, 8), 8);
+  return v;
+}
+static inline void hq_store64_le_aligned(uint8_t *p, uint64_t v) {
+  memcpy(__builtin_assume_aligned(p, 8), &v, 8);
+}
+static inline int hq_aligned8(const void *p) { return ((uintptr_t)p & 7) == 0; }
+uint32_t hq_riscv_features(void);
+void hq_keccak_f1600_rv64(uint64_t *s);
+void hq_keccak_blocks_r72_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r136_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r168_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_f1600_zbb(uint64_t *s);
+void hq_keccak_blocks_r72_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r136_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_keccak_blocks_r168_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_permute_rv64(uint64_t *s, int rounds);
+void hq_ascon_blocks_le12_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be12_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be8_rv64(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_permute_zbb(uint64_t *s, int rounds);
+void hq_ascon_blocks_le12_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be12_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_ascon_blocks_be8_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha256_blocks_zknh(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha512_blocks_zbb(hq_ctx *c, const uint8_t *in, size_t n);
+void hq_sha512_blocks_zknh(hq_ctx *c, const uint8_t *in, size_t n);
 #endif
 
 #endif

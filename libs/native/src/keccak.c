@@ -33,7 +33,13 @@ static void keccak_pad_squeeze(uint64_t *s, const uint8_t *tail, size_t n,
                                uint8_t *out, size_t outlen, unsigned rate,
                                uint8_t domain) {
   size_t full = n / 8, i;
+#if defined(HQ_RISCV64)
+  uint64_t copy[HQ_MAX_BLOCK / 8]; /* whole-lane loads need alignment */
+  if (!hq_aligned8(tail)) tail = memcpy(copy, tail, n);
+  for (i = 0; i < full; i++) s[i] ^= hq_load64_le_aligned(tail + 8 * i);
+#else
   for (i = 0; i < full; i++) s[i] ^= hq_load64_le(tail + 8 * i);
+#endif
   uint64_t last = (uint64_t)domain << (8 * (n % 8));
   for (i = 8 * full; i < n; i++) last ^= (uint64_t)tail[i] << (8 * (i % 8));
   s[full] ^= last;
@@ -41,7 +47,12 @@ static void keccak_pad_squeeze(uint64_t *s, const uint8_t *tail, size_t n,
   for (;;) {
     keccak_f1600(s);
     size_t take = outlen < rate ? outlen : rate;
-    for (i = 0; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
+    i = 0;
+#if defined(HQ_RISCV64)
+    if (hq_aligned8(out))
+      for (; i + 8 <= take; i += 8) hq_store64_le_aligned(out + i, s[i / 8]);
+#endif
+    for (; i + 8 <= take; i += 8) hq_store64_le(out + i, s[i / 8]);
     for (; i < take; i++) out[i] = (uint8_t)(s[i / 8] >> (8 * (i % 8)));
     out += take;
     outlen -= take;
@@ -111,6 +122,16 @@ KECCAK_FINALS(shake256, 136, 0x1F)
       self->impl = "portable";                                            \
       keccak_f1600 = keccak_f1600_portable;                               \
     }                                                                     \
+  }
+#elif defined(HQ_RISCV64)
+/* riscv64: the Zbb build where the CPU has it, else the rv64gc one. */
+#define KECCAK_SELECT(rate)                                               \
+  static void select_r##rate(hq_algo *self, uint32_t cpu) {               \
+    int zbb = (cpu & HQ_CPU_RV_ZBB) != 0;                                 \
+    self->blocks = zbb ? hq_keccak_blocks_r##rate##_zbb                   \
+                       : hq_keccak_blocks_r##rate##_rv64;                 \
+    self->impl = zbb ? "zbb" : "rv64gc";                                  \
+    keccak_f1600 = zbb ? hq_keccak_f1600_zbb : hq_keccak_f1600_rv64;      \
   }
 #else
 #define KECCAK_SELECT(rate)                                               \

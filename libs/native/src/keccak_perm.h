@@ -102,8 +102,13 @@
   } while (0)
 
 #define DECLARE(i, xy) uint64_t a##xy = s[i] ^ KC_##xy, e##xy;
+/* KECCAK_LOAD: how a lane is read from the input (an includer that knows
+ * the input is aligned may define it). */
+#ifndef KECCAK_LOAD
+#define KECCAK_LOAD(p) hq_load64_le(p)
+#endif
 #define ABSORB(i, xy) \
-  if ((i) < lanes) a##xy ^= hq_load64_le(in + 8 * (i));
+  if ((i) < lanes) a##xy ^= KECCAK_LOAD(in + 8 * (i));
 #define STORE(i, xy) s[i] = a##xy ^ KC_##xy;
 
 /* The block loop and the functions of this build (keccak_common.h). */

@@ -1,12 +1,13 @@
 /*
- * SHA-224 and SHA-256 (FIPS 180-4 §6.2, §6.3): portable compression, init,
- * padding, and the choice of block function (SHA-NI in sha256_shani.c,
- * ARMv8 SHA2 in sha256_armv8.c).
+ * SHA-224 and SHA-256 (FIPS 180-4 §6.2, §6.3): the portable block function
+ * (its rounds in sha256_rounds.h), init, padding, and the choice of block
+ * function (SHA-NI in sha256_shani.c, ARMv8 SHA2 in sha256_armv8.c, riscv64
+ * Zbb and Zknh in sha2_zbb.c, sha2_zknh.c).
  *
  * State: H0..H7 as host integers in c->s.w32[0..7]. The legacy loader in
  * state.c and the serialized format rely on this layout.
  */
-#include "internal.h"
+#include "sha256_rounds.h"
 
 /* FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube
  * roots of the first 64 primes. */
@@ -23,56 +24,8 @@ const uint32_t hq_sha256_k[64] = {
     0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
     0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
-#define BSIG0(x) (hq_rotr32(x, 2) ^ hq_rotr32(x, 13) ^ hq_rotr32(x, 22))
-#define BSIG1(x) (hq_rotr32(x, 6) ^ hq_rotr32(x, 11) ^ hq_rotr32(x, 25))
-#define SSIG0(x) (hq_rotr32(x, 7) ^ hq_rotr32(x, 18) ^ ((x) >> 3))
-#define SSIG1(x) (hq_rotr32(x, 17) ^ hq_rotr32(x, 19) ^ ((x) >> 10))
-#define CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
-
-/* One round; kw is K[t] + W[t]. The eight working variables rotate by
- * renaming, so no moves between rounds. Maj(a, b, c) = b ^ ((a ^ b) &
- * (b ^ c)), and this round's b ^ c is the last round's a ^ b, kept in bc. */
-#define ROUND(a, b, c, d, e, f, g, h, kw)              \
-  do {                                                 \
-    uint32_t t1 = h + BSIG1(e) + CH(e, f, g) + (kw);   \
-    uint32_t ab = a ^ b;                               \
-    d += t1;                                           \
-    h = t1 + BSIG0(a) + (b ^ (ab & bc));               \
-    bc = ab;                                           \
-  } while (0)
-#define ROUND8(KW, j)                                \
-  ROUND(a, b, c, d, e, f, g, h, KW((j) + 0));        \
-  ROUND(h, a, b, c, d, e, f, g, KW((j) + 1));        \
-  ROUND(g, h, a, b, c, d, e, f, KW((j) + 2));        \
-  ROUND(f, g, h, a, b, c, d, e, KW((j) + 3));        \
-  ROUND(e, f, g, h, a, b, c, d, KW((j) + 4));        \
-  ROUND(d, e, f, g, h, a, b, c, KW((j) + 5));        \
-  ROUND(c, d, e, f, g, h, a, b, KW((j) + 6));        \
-  ROUND(b, c, d, e, f, g, h, a, KW((j) + 7))
-/* W is a 16-word ring; rounds 16..63 extend it in place (§6.2.2 step 1),
- * 16 at a time, so ring slot j of a chunk is w[j]; k points at K[t]. */
-#define KW_LOAD(j) (hq_sha256_k[j] + (w[j] = hq_load32_be(in + 4 * (j))))
-#define KW_EXPAND(j)                                               \
-  (k[j] + (w[j] += SSIG1(w[((j) + 14) & 15]) + w[((j) + 9) & 15] + \
-                   SSIG0(w[((j) + 1) & 15])))
-
 static void sha256_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
-  uint32_t *s = ctx->s.w32;
-  for (; n--; in += 64) {
-    uint32_t w[16];
-    uint32_t a = s[0], b = s[1], c = s[2], d = s[3];
-    uint32_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
-    ROUND8(KW_LOAD, 0);
-    ROUND8(KW_LOAD, 8);
-    /* rolled by 16 rounds: fully unrolled is slower on x86-64 */
-#pragma GCC unroll 1
-    for (const uint32_t *k = hq_sha256_k + 16; k < hq_sha256_k + 64; k += 16) {
-      ROUND8(KW_EXPAND, 0);
-      ROUND8(KW_EXPAND, 8);
-    }
-    s[0] += a; s[1] += b; s[2] += c; s[3] += d;
-    s[4] += e; s[5] += f; s[6] += g; s[7] += h;
-  }
+  sha256_compress(ctx->s.w32, in, n, 0);
 }
 
 /* FIPS 180-4 §5.3.2 and §5.3.3. */
@@ -128,6 +81,15 @@ static void sha256_select(hq_algo *self, uint32_t cpu) {
   if (cpu & HQ_CPU_ARM_SHA2) {
     self->blocks = hq_sha256_blocks_armv8;
     self->impl = "armv8-sha2";
+  }
+#elif defined(HQ_RISCV64)
+  const uint32_t zknh = HQ_CPU_RV_ZKNH | HQ_CPU_RV_ZBB;
+  if ((cpu & zknh) == zknh) {
+    self->blocks = hq_sha256_blocks_zknh;
+    self->impl = "zknh";
+  } else if (cpu & HQ_CPU_RV_ZBB) {
+    self->blocks = hq_sha256_blocks_zbb;
+    self->impl = "zbb";
   }
 #else
   (void)cpu;

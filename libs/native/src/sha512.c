@@ -47,33 +47,8 @@ const uint64_t hq_sha512_k[80] = {
     0x431d67c49c100d4c, 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a,
     0x5fcb6fab3ad6faec, 0x6c44198c4a475817};
 
-#define SSIG0(x) (hq_rotr64(x, 1) ^ hq_rotr64(x, 8) ^ ((x) >> 7))
-#define SSIG1(x) (hq_rotr64(x, 19) ^ hq_rotr64(x, 61) ^ ((x) >> 6))
-
-/* W is a 16-word ring; rounds 16..79 extend it in place (§6.4.2 step 1),
- * 16 at a time, so ring slot j of a chunk is w[j]; k points at K[t]. */
-#define KW_LOAD(j) (hq_sha512_k[j] + (w[j] = hq_load64_be(in + 8 * (j))))
-#define KW_EXPAND(j)                                                   \
-  (k[j] + (w[j] += SSIG1(w[((j) + 14) & 15]) + w[((j) + 9) & 15] +     \
-                   SSIG0(w[((j) + 1) & 15])))
-
 static void sha512_blocks_portable(hq_ctx *ctx, const uint8_t *in, size_t n) {
-  uint64_t *s = ctx->s.w64;
-  for (; n--; in += 128) {
-    uint64_t w[16];
-    uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
-    uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
-    SHA512_ROUND8(KW_LOAD, 0);
-    SHA512_ROUND8(KW_LOAD, 8);
-    /* rolled by 16 rounds: fully unrolled is slower on x86-64 */
-#pragma GCC unroll 1
-    for (const uint64_t *k = hq_sha512_k + 16; k < hq_sha512_k + 80; k += 16) {
-      SHA512_ROUND8(KW_EXPAND, 0);
-      SHA512_ROUND8(KW_EXPAND, 8);
-    }
-    s[0] += a; s[1] += b; s[2] += c; s[3] += d;
-    s[4] += e; s[5] += f; s[6] += g; s[7] += h;
-  }
+  sha512_compress(ctx->s.w64, in, n, 0);
 }
 
 /* FIPS 180-4 §5.3.4 and §5.3.5. */
@@ -190,6 +165,15 @@ static void sha512_select(hq_algo *self, uint32_t cpu) {
       self->blocks = hq_sha512_blocks_avx512vl;
       self->impl = "avx512vl";
     }
+  }
+#elif defined(HQ_RISCV64)
+  const uint32_t zknh = HQ_CPU_RV_ZKNH | HQ_CPU_RV_ZBB;
+  if ((cpu & zknh) == zknh) {
+    self->blocks = hq_sha512_blocks_zknh;
+    self->impl = "zknh";
+  } else if (cpu & HQ_CPU_RV_ZBB) {
+    self->blocks = hq_sha512_blocks_zbb;
+    self->impl = "zbb";
   }
 #else
   (void)cpu;

@@ -9,8 +9,19 @@
 
 #include "internal.h"
 
+/* An includer may define SHA512_BSIG0/1 and SHA512_SSIG0/1 (e.g. as single
+ * instructions) and SHA512_LOAD(p, aligned) (how sha512_compress reads a
+ * message word; `aligned`: the caller promises 8-byte aligned input) before
+ * including this header. */
+#ifndef SHA512_BSIG0
 #define SHA512_BSIG0(x) (hq_rotr64(x, 28) ^ hq_rotr64(x, 34) ^ hq_rotr64(x, 39))
 #define SHA512_BSIG1(x) (hq_rotr64(x, 14) ^ hq_rotr64(x, 18) ^ hq_rotr64(x, 41))
+#define SHA512_SSIG0(x) (hq_rotr64(x, 1) ^ hq_rotr64(x, 8) ^ ((x) >> 7))
+#define SHA512_SSIG1(x) (hq_rotr64(x, 19) ^ hq_rotr64(x, 61) ^ ((x) >> 6))
+#endif
+#ifndef SHA512_LOAD
+#define SHA512_LOAD(p, aligned) hq_load64_be(p)
+#endif
 #define SHA512_CH(x, y, z) ((z) ^ ((x) & ((y) ^ (z))))
 
 /* Maj(a, b, c) = b ^ ((a ^ b) & (b ^ c)), and this round's b ^ c is the
@@ -59,5 +70,34 @@
   SHA512_ROUND(d, e, f, g, h, a, b, c, KW((t) + 5));           \
   SHA512_ROUND(c, d, e, f, g, h, a, b, KW((t) + 6));           \
   SHA512_ROUND(b, c, d, e, f, g, h, a, KW((t) + 7))
+
+/* W is a 16-word ring; rounds 16..79 extend it in place (§6.4.2 step 1),
+ * 16 at a time, so ring slot j of a chunk is w[j]; k points at K[t]. */
+#define SHA512_KW_LOAD(j) (hq_sha512_k[j] + (w[j] = SHA512_LOAD(in + 8 * (j), aligned)))
+#define SHA512_KW_EXPAND(j)                                                 \
+  (k[j] + (w[j] += SHA512_SSIG1(w[((j) + 14) & 15]) + w[((j) + 9) & 15] +   \
+                   SHA512_SSIG0(w[((j) + 1) & 15])))
+
+/* n blocks into the chaining value s: the portable block function and the
+ * riscv64 Zbb/Zknh builds (sha2_rv64.h). */
+static inline __attribute__((always_inline)) void
+sha512_compress(uint64_t *s, const uint8_t *in, size_t n, int aligned) {
+  (void)aligned; /* unused by the default SHA*_LOAD */
+  for (; n--; in += 128) {
+    uint64_t w[16];
+    uint64_t a = s[0], b = s[1], c = s[2], d = s[3];
+    uint64_t e = s[4], f = s[5], g = s[6], h = s[7], bc = b ^ c;
+    SHA512_ROUND8(SHA512_KW_LOAD, 0);
+    SHA512_ROUND8(SHA512_KW_LOAD, 8);
+    /* rolled by 16 rounds: fully unrolled ran slower on x86-64 */
+#pragma GCC unroll 1
+    for (const uint64_t *k = hq_sha512_k + 16; k < hq_sha512_k + 80; k += 16) {
+      SHA512_ROUND8(SHA512_KW_EXPAND, 0);
+      SHA512_ROUND8(SHA512_KW_EXPAND, 8);
+    }
+    s[0] += a; s[1] += b; s[2] += c; s[3] += d;
+    s[4] += e; s[5] += f; s[6] += g; s[7] += h;
+  }
+}
 
 #endif

@@ -49,13 +49,23 @@ const streamed = (name, msg, outLen, custom) => {
  * Every KAT file of a linked algorithm. LWC/CAVP files: every vector
  * one-shot, and every `every`-th one (and the last) also streamed through
  * serialize/restore; Monte files run whole (they are chains of one-shots).
+ * `paths` (a set of implementation names), when given, keeps the files of
+ * the algorithms dispatched to one of those paths.
  */
-function runKats(dir, every, t) {
+function runKats(dir, every, t, paths) {
+  if (paths) {
+    // each path asked for must be dispatched here, or nothing would run on it
+    const here = new Set(lib.algorithms().map((a) => lib.implementation(a.name)));
+    for (const p of paths) {
+      t.check(here.has(p), `no algorithm on the ${p} path (CPU features: ${lib.cpuFeatures().detected})`);
+    }
+  }
   for (const file of kat.listKatFiles(dir)) {
     if (!lib.findAlgorithm(file.algorithm)) {
       t.check(false, `${file.file}: algorithm ${file.algorithm} not linked`);
       continue;
     }
+    if (paths && !paths.has(lib.implementation(file.algorithm))) continue;
     const before = t.passed + t.failed;
     if (file.kind.startsWith('monte')) {
       const r = kat.checkKatFile(file, oneShot, dir);
@@ -140,17 +150,23 @@ function writeStates(file, seed) {
       });
     }
   }
-  const doc = { arch: process.arch, node: process.version, seed, entries };
+  const doc = { arch: process.arch, paths: pathsHere(), node: process.version, seed, entries };
   fs.writeFileSync(file, JSON.stringify(doc));
   console.log(`wrote ${entries.length} states (${process.arch}, seed ${seed}) to ${file}`);
 }
 
-/** Restores each state written on the other architecture and finishes it:
- * the digest must equal the writer's and this machine's one-shot; a state
- * written here at the same point must be the same bytes. */
+/** The code path of every algorithm here, e.g. "sha256:zknh,…". */
+const pathsHere = () => lib.algorithms().map((a) => `${a.name}:${lib.implementation(a.name)}`).join(',');
+
+/** Restores each state written on another architecture (or on other code
+ * paths of this one) and finishes it: the digest must equal the writer's
+ * and this machine's one-shot; a state written here at the same point must
+ * be the same bytes. */
 function checkStates(file, t) {
   const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
-  if (doc.arch === process.arch) throw new Error(`${file} was written on this architecture (${doc.arch})`);
+  if (doc.arch === process.arch && doc.paths === pathsHere()) {
+    throw new Error(`${file} was written on this architecture (${doc.arch}) by the same code paths`);
+  }
   if (doc.entries.length === 0) throw new Error(`${file} holds no states`);
   const algos = new Set();
   for (const e of doc.entries) {

@@ -1,7 +1,9 @@
 'use strict';
 /**
  * Plain-Node test runner for the riscv64 addon (jest is too slow under qemu):
- *   node runner.js kat <katDir> [every]    KAT files (all vectors; every N-th also streamed)
+ *   node runner.js kat <katDir> [every] [paths]
+ *                                          KAT files (all vectors; every N-th also streamed;
+ *                                          paths: only algorithms on these code paths, e.g. zbb,zknh)
  *   node runner.js props [seed] [cases]    resumability properties
  *   node runner.js write-states <file> [seed]
  *   node runner.js check-states <file>     states written on the other arch
@@ -10,13 +12,13 @@
  */
 const { lib, Tally, runKats, runProperties, writeStates, checkStates } = require('./checks');
 
-const [mode, a, b] = process.argv.slice(2);
+const [mode, a, b, c] = process.argv.slice(2);
 const t = new Tally();
 const impls = [...new Set(lib.algorithms().map((x) => lib.implementation(x.name)))].join(',');
 console.log(`${mode} on ${process.arch} node ${process.version}: ${lib.algorithms().length} algorithms (${impls})`);
 switch (mode) {
   case 'kat':
-    runKats(a, Number(b ?? 1), t);
+    runKats(a, Number(b ?? 1), t, c ? new Set(c.split(',')) : undefined);
     break;
   case 'props': {
     const seed = Number(a ?? Date.now() % 1e9);
