@@ -41,6 +41,9 @@ describe('loadConfig', () => {
       RECONCILE_SECONDS: '5',
       MAX_JOB_ATTEMPTS: '3',
       HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
+      DIGEST_SESSION_EXPIRES_SECONDS: '600',
+      DIGEST_SESSION_CLEANUP_SECONDS: '10',
+      DIGEST_SESSION_MAX_BYTES: '1073741824',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -59,6 +62,9 @@ describe('loadConfig', () => {
       reconcileSeconds: 5,
       maxJobAttempts: 3,
       allowHosts: ['127.0.0.1', '10.1.0.0/16', 'minio.internal', '[::1]', 'fd00::/8'],
+      digestSessionExpiresSeconds: 600,
+      digestSessionCleanupSeconds: 10,
+      digestSessionMaxBytes: 1073741824,
       logLevel: 'debug',
     });
   });
@@ -100,5 +106,23 @@ describe('loadConfig', () => {
     for (const bad of ['10.0.0.0/33', '10.0.0.0/x', 'fd00::/129', 'not an address', 'http://x', '300.1.2.3/8']) {
       expect(() => loadConfig({ HASHQ_ALLOW_HOSTS: `127.0.0.1,${bad}` })).toThrow(/HASHQ_ALLOW_HOSTS/);
     }
+  });
+
+  it('refuses digest session settings out of range', () => {
+    for (const [name, bad] of [
+      ['DIGEST_SESSION_EXPIRES_SECONDS', '0'],
+      ['DIGEST_SESSION_EXPIRES_SECONDS', '31536001'],
+      ['DIGEST_SESSION_CLEANUP_SECONDS', '0'],
+      ['DIGEST_SESSION_CLEANUP_SECONDS', '1.5'],
+      ['DIGEST_SESSION_MAX_BYTES', '0'],
+      ['DIGEST_SESSION_MAX_BYTES', '1e9'],
+    ]) {
+      expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(name));
+    }
+    expect(loadConfig({})).toMatchObject({
+      digestSessionExpiresSeconds: 86400,
+      digestSessionCleanupSeconds: 60,
+      digestSessionMaxBytes: 2 ** 40,
+    });
   });
 });

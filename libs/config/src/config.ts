@@ -26,6 +26,12 @@ export interface HashqConfig {
   maxJobAttempts: number;
   /** HASHQ_ALLOW_HOSTS: host names, addresses and CIDRs exempt from the SSRF guard (empty: none). */
   allowHosts: string[];
+  /** API: a digest session idle this long (no committed PATCH) expires (410), seconds. */
+  digestSessionExpiresSeconds: number;
+  /** API: seconds between two sweeps that delete the hash states of expired digest sessions. */
+  digestSessionCleanupSeconds: number;
+  /** API: the largest digest session, bytes (tus `Tus-Max-Size`). */
+  digestSessionMaxBytes: number;
   logLevel: LogLevel;
 }
 
@@ -71,6 +77,9 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     RECONCILE_SECONDS: '30',
     MAX_JOB_ATTEMPTS: '20',
     HASHQ_ALLOW_HOSTS: '',
+    DIGEST_SESSION_EXPIRES_SECONDS: '86400',
+    DIGEST_SESSION_CLEANUP_SECONDS: '60',
+    DIGEST_SESSION_MAX_BYTES: String(2 ** 40),
     LOG_LEVEL: 'info',
   };
 }
@@ -91,6 +100,9 @@ export type EnvName =
   | 'RECONCILE_SECONDS'
   | 'MAX_JOB_ATTEMPTS'
   | 'HASHQ_ALLOW_HOSTS'
+  | 'DIGEST_SESSION_EXPIRES_SECONDS'
+  | 'DIGEST_SESSION_CLEANUP_SECONDS'
+  | 'DIGEST_SESSION_MAX_BYTES'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -169,6 +181,9 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
     maxJobAttempts: int('MAX_JOB_ATTEMPTS', 1, 100_000),
     allowHosts,
+    digestSessionExpiresSeconds: int('DIGEST_SESSION_EXPIRES_SECONDS', 1, 365 * 86400),
+    digestSessionCleanupSeconds: int('DIGEST_SESSION_CLEANUP_SECONDS', 1, 86400),
+    digestSessionMaxBytes: int('DIGEST_SESSION_MAX_BYTES', 1),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

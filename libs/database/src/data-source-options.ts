@@ -3,6 +3,7 @@ import type { DataSourceOptions } from 'typeorm';
 
 import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-CreateJobs';
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
+import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
@@ -10,7 +11,7 @@ import { guardedClientClass } from './pool-guard';
 export const ENTITIES = [JobEntity, JobStateEntity];
 
 /** Migrations in the order they were written; listed by class so no glob depends on dist/ layout. */
-export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks1764800000000];
+export const MIGRATIONS = [CreateJobs1764676800000, CreateBenchmarks1764800000000, CreateDigestSessions1764950000000];
 
 export interface ConnectionErrorHandlers {
   /** An idle pooled connection failed (the pool drops it); TypeORM's own handler (a log line) without it. */
