@@ -62,9 +62,15 @@ export function redirectingHttpStack(origin: (method: string) => string): tus.Ht
 /**
  * `bytes` pseudo-random bytes from a seed (SHAKE-256 of the seed, one MiB block, each MiB
  * stamped with its index so a wrong offset changes every digest), as a Readable; `digests()`
- * gives Node's crypto of exactly the bytes the stream produced. Memory stays at a few MiB.
+ * gives Node's crypto of exactly the bytes the stream produced (`observe` sees them too). Memory
+ * stays at a few MiB.
  */
-export function seededStream(bytes: number, seed: string, algorithms: string[]): { stream: Readable; digests(): Record<string, string> } {
+export function seededStream(
+  bytes: number,
+  seed: string,
+  algorithms: string[],
+  observe: (piece: Buffer) => void = () => undefined,
+): { stream: Readable; digests(): Record<string, string> } {
   const block = createHash('shake256', { outputLength: MiB }).update(seed).digest();
   const hashes = new Map<string, Hash>(algorithms.map((name) => [name, createHash(name, nodeOptions(name))]));
   let produced = 0;
@@ -76,6 +82,7 @@ export function seededStream(bytes: number, seed: string, algorithms: string[]):
       if (piece.length >= 4) piece.writeUInt32BE(produced / MiB, 0);
       produced += piece.length;
       for (const hash of hashes.values()) hash.update(piece);
+      observe(piece);
       this.push(piece);
     },
   });
