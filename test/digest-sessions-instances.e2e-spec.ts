@@ -85,6 +85,14 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     return path;
   };
 
+  /** GET of a session as JSON, from the instance at `origin`. */
+  const getSession = async (origin: string, url: string) =>
+    (await (await fetch(`${origin}${new URL(url).pathname}`)).json()) as {
+      status: string;
+      offset: number;
+      digests: Record<string, { hex: string }>;
+    };
+
   const sessionRow = async () =>
     (await db.query<{ id: string; upload_offset: string }>('SELECT id, upload_offset FROM digest_sessions ORDER BY created_at DESC LIMIT 1'))
       .rows[0];
@@ -121,7 +129,7 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     origin = second.url;
     await proxy.close();
     const { url } = await upload;
-    const session = await (await fetch(`${second.url}${new URL(url).pathname}`)).json();
+    const session = await getSession(second.url, url);
     expect(session).toMatchObject({ status: 'succeeded', offset: size });
     expect(session.digests.sha256.hex).toBe(await fileDigest('sha256', file));
     expect(session.digests.sha1.hex).toBe(await fileDigest('sha1', file));
@@ -140,7 +148,7 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
       metadata: sessionMetadata(['sha256', 'sha512', 'md5']),
       httpStack: redirectingHttpStack(() => (requests++ % 2 === 0 ? a.url : b.url)),
     });
-    const session = await (await fetch(`${b.url}${new URL(url).pathname}`)).json();
+    const session = await getSession(b.url, url);
     expect(session).toMatchObject({ status: 'succeeded', offset: size });
     for (const name of ['sha256', 'sha512', 'md5']) expect([name, session.digests[name].hex]).toEqual([name, await fileDigest(name, file)]);
     // POST on a, then 13 PATCHes alternating b, a, b, …
