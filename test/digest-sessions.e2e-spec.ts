@@ -324,6 +324,27 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     expect(await row(path)).toBeUndefined();
   });
 
+  it('a PATCH cut off mid-body keeps what arrived; HEAD tells where to resume and the digest is right', async () => {
+    const data = randomBytes(8 * MiB);
+    const path = await create(['sha256', 'md5'], data.length);
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(`${endpoint}/${path.split('/').pop()}`, {
+        method: 'PATCH',
+        headers: { ...TUS, 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': '0', 'Content-Length': String(data.length) },
+      });
+      req.on('error', () => resolve());
+      req.write(data.subarray(0, 5 * MiB), () => setTimeout(() => req.destroy(), 200));
+    });
+    let offset = 0;
+    for (const deadline = Date.now() + 20_000; offset === 0 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      offset = Number((await http().head(path).set(TUS).expect(200)).headers['upload-offset']);
+    }
+    expect(offset).toBeGreaterThan(0);
+    expect(offset).toBeLessThanOrEqual(5 * MiB);
+    const last = await patch(path, offset, data.subarray(offset)).expect(204);
+    expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', data)}", md5="${nodeDigest('md5', data)}"`);
+  });
+
   it('two PATCHes at the same offset: exactly one commits (204), the other gets 409, and the digest is the winner\'s', async () => {
     const path = await create(['sha256'], 4 * MiB);
     const id = path.split('/').pop();

@@ -16,11 +16,10 @@ import {
   DigestSessionsRepository,
   type SessionError,
 } from './digest-sessions.repository';
+import { HashPipeline } from './hash-pipeline';
+import { BodyInterruptedError, consumeBody } from './request-body';
 import { SessionHashers } from './session-hashers';
 import { CHECKSUM_MISMATCH_STATUS, isOffsetStream, parseByteCount, parseChecksum, parseMetadata } from './tus-headers';
-
-/** Body bytes gathered before they go to the hashers: one thread-pool round trip per batch, not per socket read. */
-const BATCH_BYTES = 1024 * 1024;
 
 /** The tus headers of a POST (creation). */
 export interface CreateRequest {
@@ -120,69 +119,56 @@ export class DigestSessionsService {
     }
     const limit = length ?? this.config.digestSessionMaxBytes;
     if (contentLength !== undefined && offset + contentLength > limit) throw this.tooLarge(offset + contentLength, limit);
-    return this.absorb(session, length, body, checksum);
+    return this.absorb(session, length, body, contentLength, checksum);
   }
 
   /**
-   * Streams the body through the hashers: a batch is hashed on the thread pool while the next one
-   * is read, and reading waits (the socket is paused) while a full batch waits for the hashers.
+   * Streams the body through the hashers (HashPipeline): the socket is paused while a batch waits
+   * for the hashers or a checkpoint commits, so memory stays at two batches whatever the body.
    */
-  private async absorb(session: DigestSessionRow, length: number | null, body: Readable, checksum?: ChunkChecksum): Promise<PatchResult> {
+  private async absorb(
+    session: DigestSessionRow,
+    length: number | null,
+    body: Readable,
+    contentLength: number | undefined,
+    checksum?: ChunkChecksum,
+  ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
     const hashers = SessionHashers.restore(session.algorithms, session.states ?? []);
+    const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset, contentLength);
     let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
-    let received = committed;
-    let hashed = committed;
-    let batch: Buffer[] = [];
-    let batchBytes = 0;
-    let hashing: Promise<unknown> = Promise.resolve();
-    const feed = (): void => {
-      const chunk = batch.length === 1 ? batch[0] : Buffer.concat(batch, batchBytes);
-      hashed += batchBytes;
-      batch = [];
-      batchBytes = 0;
-      hashing = Promise.all([hashers.update(chunk), checksum?.hasher.updateAsync(chunk)]);
-    };
-    const drain = async (): Promise<void> => {
-      await hashing;
-      if (batchBytes > 0) feed();
-      await hashing;
-    };
     const checkpoint = async (): Promise<void> => {
-      await hashing;
-      expiresAt = await this.advance(session, committed, hashed, length, hashers);
-      committed = hashed;
+      await pipeline.drain();
+      expiresAt = await this.advance(session, committed, pipeline.offset, length, hashers);
+      committed = pipeline.offset;
     };
+    // Never a checkpoint at the full length (only the end of the body may complete the session),
+    // nor with Upload-Checksum (the body counts only once it is whole).
+    const checkpointDue = (): boolean =>
+      !checksum && pipeline.offset - committed >= this.config.checkpointBytes && pipeline.offset < (length ?? Infinity);
 
     try {
-      for await (const chunk of body.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-        received += chunk.length;
-        if (received > limit) throw this.tooLarge(received, limit);
-        batch.push(chunk);
-        batchBytes += chunk.length;
-        if (batchBytes < BATCH_BYTES) continue;
-        await hashing;
-        feed();
-        // Never a checkpoint at the full length: only the end of the body may complete the session.
-        if (!checksum && hashed - committed >= this.config.checkpointBytes && hashed < (length ?? Infinity)) await checkpoint();
+      await consumeBody(body, (chunk) => {
+        if (pipeline.offset + chunk.length > limit) throw this.tooLarge(pipeline.offset + chunk.length, limit);
+        const waiting = pipeline.write(chunk);
+        return checkpointDue() ? Promise.resolve(waiting).then(checkpoint) : waiting;
+      }).catch(async (err: unknown) => {
+        if (!(err instanceof BodyInterruptedError)) throw err;
+        if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
+        throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', { uploadOffset: committed });
+      });
+      await pipeline.drain();
+      if (checksum) this.verifyChecksum(checksum);
+      if (length !== null && pipeline.offset === length) {
+        const finished = await this.sessions.finish(session.id, committed, this.outcome(session, hashers, length));
+        return finished ? { offset: length, expiresAt: finished.expiresAt, finished } : this.fencedOff(session.id);
       }
-    } catch (err) {
-      if (!body.destroyed) {
-        body.resume(); // the rest of the body is read and dropped, so the connection stays usable
-        throw err;
-      }
-      if (!checksum) await drain().then(checkpoint).catch(() => undefined); // the client is gone: keep what arrived
-      throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', { uploadOffset: committed });
+      await checkpoint();
+      return { offset: pipeline.offset, expiresAt };
+    } finally {
+      void pipeline.release();
     }
-    await drain();
-    if (checksum) this.verifyChecksum(checksum);
-    if (length !== null && hashed === length) {
-      const finished = await this.sessions.finish(session.id, committed, this.outcome(session, hashers, length));
-      return finished ? { offset: hashed, expiresAt: finished.expiresAt, finished } : this.fencedOff(session.id);
-    }
-    await checkpoint();
-    return { offset: hashed, expiresAt };
   }
 
   /** One fenced write of states + offset; a writer fenced off learns who moved the session. */

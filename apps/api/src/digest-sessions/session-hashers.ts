@@ -29,7 +29,7 @@ export class SessionHashers {
     return new SessionHashers(algorithms.map((name, i) => Hasher.restore(states[i], name)));
   }
 
-  update(chunk: Buffer): Promise<unknown> {
+  updateAsync(chunk: Buffer): Promise<unknown> {
     return Promise.all(this.hashers.map((hasher) => hasher.updateAsync(chunk)));
   }
 
