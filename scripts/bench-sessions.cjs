@@ -17,6 +17,7 @@
 //   BENCH_BYTES     bytes of the single-client upload (default 1 GiB)
 //   BENCH_REPEAT    rounds of the single-client cases (default 3)
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
+//   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   DATABASE_URL    server to use (the database part is replaced)
 const { execFileSync, spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
@@ -195,7 +196,11 @@ async function main() {
     await runMigrations({ databaseUrl, databaseSchema: 'public' });
     const port = await freePort();
     const api = startProcess('dist/apps/api/main.js', [], { PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, {
-      nodeArgs: ['--require', path.join(__dirname, 'bench-sessions', 'loop-lag.cjs')],
+      nodeArgs: [
+        ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
+        '--require',
+        path.join(__dirname, 'bench-sessions', 'loop-lag.cjs'),
+      ],
       ipc: true,
     });
     children.push(api);

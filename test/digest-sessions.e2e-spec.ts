@@ -169,6 +169,10 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     await patch(path, 0, data.subarray(0, 600)).expect(204);
     const last = await patch(path, 600, data.subarray(600), { 'Upload-Length': '1000' }).expect(204);
     expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', data)}"`);
+    // finished: an empty PATCH at the end gets the final answer again, one more byte is too many
+    const again = await patch(path, 1000, Buffer.alloc(0)).expect(204);
+    expect([again.headers['upload-offset'], again.headers['hashq-digest']]).toEqual(['1000', last.headers['hashq-digest']]);
+    expectError(await patch(path, 1000, Buffer.from('x')), 413, 'UPLOAD_TOO_LARGE');
   });
 
   it('compares expected digests as jobs do: a mismatch ends the session failed with DIGEST_MISMATCH', async () => {

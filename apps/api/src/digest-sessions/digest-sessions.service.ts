@@ -83,7 +83,7 @@ export class DigestSessionsService {
   /** The session, if it exists and has not expired (404 / 410 otherwise). */
   async findLive(id: string): Promise<DigestSessionRow> {
     const session = isUuid(id) ? await this.sessions.findById(id) : null;
-    if (!session) throw new ApiError(HttpStatus.NOT_FOUND, 'SESSION_NOT_FOUND', `no digest session with id ${id}`, { id });
+    if (!session) throw this.notFound(id);
     if (session.expired || session.status === 'expired') {
       throw new ApiError(HttpStatus.GONE, 'SESSION_EXPIRED', `digest session ${id} has expired`, {
         id,
@@ -95,7 +95,7 @@ export class DigestSessionsService {
 
   async delete(id: string): Promise<void> {
     await this.findLive(id);
-    if (!(await this.sessions.delete(id))) await this.findLive(id);
+    if (!(await this.sessions.delete(id))) throw this.notFound(id); // deleted by another request meanwhile
   }
 
   async patch(id: string, request: PatchRequest, body: Readable): Promise<PatchResult> {
@@ -114,28 +114,28 @@ export class DigestSessionsService {
     if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
     const length = this.patchLength(session, declaredLength);
     if (session.status !== 'uploading') {
-      if (contentLength !== 0) throw this.tooLarge(session.uploadOffset, length ?? 0);
-      return { offset, expiresAt: session.expiresAt, finished: session };
+      // finished: an empty PATCH at the end gets the final answer again (one that was lost, say)
+      if (contentLength === 0) return { offset, expiresAt: session.expiresAt, finished: session };
+      throw this.tooLarge(offset + (contentLength ?? 1), offset);
     }
     const limit = length ?? this.config.digestSessionMaxBytes;
     if (contentLength !== undefined && offset + contentLength > limit) throw this.tooLarge(offset + contentLength, limit);
-    return this.absorb(session, length, body, contentLength, checksum);
+    return this.absorb(session, length, body, checksum);
   }
 
   /**
-   * Streams the body through the hashers (HashPipeline): the socket is paused while a batch waits
-   * for the hashers or a checkpoint commits, so memory stays at two batches whatever the body.
+   * Streams the body through the hashers (HashPipeline): the socket is paused while a full batch
+   * waits for the hashers or a checkpoint commits, so memory stays at a batch whatever the body.
    */
   private async absorb(
     session: DigestSessionRow,
     length: number | null,
     body: Readable,
-    contentLength: number | undefined,
     checksum?: ChunkChecksum,
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
     const hashers = SessionHashers.restore(session.algorithms, session.states ?? []);
-    const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset, contentLength);
+    const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset);
     let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
     const checkpoint = async (): Promise<void> => {
@@ -206,6 +206,10 @@ export class DigestSessionsService {
   private async fencedOff(id: string): Promise<never> {
     const now = await this.findLive(id);
     throw this.conflict(id, undefined, now.uploadOffset);
+  }
+
+  private notFound(id: string): ApiError {
+    return new ApiError(HttpStatus.NOT_FOUND, 'SESSION_NOT_FOUND', `no digest session with id ${id}`, { id });
   }
 
   private conflict(id: string, offset: number | undefined, current: number): ApiError {

@@ -1,5 +1,7 @@
-/** Body bytes gathered before they go to the hashers: one thread-pool round trip per batch, not per socket read. */
+/** Most body bytes gathered while the hashers are busy: beyond this, the writer waits. */
 export const BATCH_BYTES = 1024 * 1024;
+/** Fewest bytes handed to idle hashers at once: each hand-over is a thread-pool round trip. */
+export const MIN_HAND_BYTES = 256 * 1024;
 /** Full-size batch buffers kept for the next PATCHes (a fresh buffer page-faults on its first fill). */
 const SPARE_BUFFERS = 8;
 const spares: Buffer[] = [];
@@ -11,26 +13,26 @@ export interface Absorber {
 }
 
 /**
- * Feeds a request body to its hashers in batches: socket reads are copied into a batch buffer,
- * and a full batch is hashed on libuv's thread pool while the next one fills. At most one batch
- * is hashed at a time, so a hasher never reads the buffer being filled; a full batch that has to
- * wait for the hashers makes write() return a promise (the caller pauses the body meanwhile).
+ * Feeds a request body to its hashers, which run on libuv's thread pool while the next bytes
+ * arrive. Socket reads are copied into a batch buffer (a read of MIN_HAND_BYTES or more that finds
+ * the hashers idle goes to them as it is); the batch is handed over once it holds MIN_HAND_BYTES
+ * and the hashers are idle, or the moment they are done with the previous one. A full batch makes
+ * write() return a promise: the caller pauses the body until the batch has been handed over. So
+ * the hashers stay busy, a hasher never reads a buffer being filled, and what is left to hash when
+ * the body ends is only what arrived during the last hash.
  */
 export class HashPipeline {
-  /** Offset of the session after every byte written so far has been hashed. */
+  /** Offset of the session after every byte handed to the hashers. */
   private fed: number;
-  private batch: Buffer;
+  private batch: Buffer = EMPTY;
   private fill = 0;
   private inFlight?: Promise<void>;
 
-  /** `expected`: body bytes announced (Content-Length), so that a small body gets a small buffer. */
   constructor(
     private readonly absorbers: Absorber[],
     offset: number,
-    expected = BATCH_BYTES,
   ) {
     this.fed = offset;
-    this.batch = expected >= BATCH_BYTES ? (spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES)) : Buffer.allocUnsafe(Math.max(expected, 1));
   }
 
   /** Bytes written so far, hashed or not. */
@@ -48,54 +50,52 @@ export class HashPipeline {
   }
 
   write(chunk: Buffer): Promise<void> | undefined {
-    if (this.fill === this.batch.length) this.grow();
+    if (!this.inFlight && this.fill === 0 && chunk.length >= MIN_HAND_BYTES) {
+      this.hand(chunk, chunk.length);
+      return undefined;
+    }
+    if (this.batch.length === 0) this.batch = spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
     const copied = chunk.copy(this.batch, this.fill);
     this.fill += copied;
+    if (!this.inFlight && this.fill >= MIN_HAND_BYTES) this.feed();
+    if (copied === chunk.length && this.fill < BATCH_BYTES) return undefined;
+    // a full batch: by the time the hashers are done, it has been handed over and a new one starts
     const rest = chunk.subarray(copied);
-    if (this.fill < BATCH_BYTES && rest.length === 0) return undefined;
-    if (this.fill < BATCH_BYTES) return this.write(rest);
-    if (!this.inFlight) {
-      this.feed();
-      return rest.length > 0 ? this.write(rest) : undefined;
-    }
-    return this.inFlight.then(() => {
-      this.feed();
-      return rest.length > 0 ? this.write(rest) : undefined;
-    });
+    return (this.inFlight as Promise<void>).then(() => (rest.length > 0 ? this.write(rest) : undefined));
   }
 
   /** Hashes everything written; afterwards the hashers hold `offset` bytes and may be serialized. */
   async drain(): Promise<void> {
-    await this.inFlight;
-    if (this.fill > 0) this.feed();
-    await this.inFlight;
+    while (this.inFlight || this.fill > 0) {
+      if (!this.inFlight) this.feed();
+      await this.inFlight;
+    }
   }
 
-  /** Gives the buffers back once no hasher reads them; the pipeline is not used afterwards. */
+  /** Gives the batch buffers back once no hasher reads them; the pipeline is not used afterwards. */
   async release(): Promise<void> {
     await this.inFlight?.catch(() => undefined);
     keep(this.batch);
+    this.batch = EMPTY;
   }
 
   private feed(): void {
     const buffer = this.batch;
     const bytes = this.fill;
-    this.batch = EMPTY; // the next write takes a buffer: a body that ends here needs none
+    this.batch = EMPTY; // taken again by the next write that needs one
     this.fill = 0;
-    this.fed += bytes;
-    const view = buffer.subarray(0, bytes);
-    const done: Promise<void> = Promise.all(this.absorbers.map((absorber) => absorber.updateAsync(view))).then(() => {
-      keep(buffer);
-      if (this.inFlight === done) this.inFlight = undefined;
-    });
-    this.inFlight = done;
+    this.hand(buffer.subarray(0, bytes), bytes, buffer);
   }
 
-  /** A full-size buffer for the next bytes (a body longer than announced outgrows its small first one). */
-  private grow(): void {
-    const larger = spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
-    this.batch.copy(larger, 0, 0, this.fill);
-    this.batch = larger;
+  /** Hands bytes to every hasher; once they are done, what gathered meanwhile follows at once. */
+  private hand(view: Buffer, bytes: number, buffer?: Buffer): void {
+    this.fed += bytes;
+    const done: Promise<void> = Promise.all(this.absorbers.map((absorber) => absorber.updateAsync(view))).then(() => {
+      if (buffer) keep(buffer);
+      this.inFlight = undefined;
+      if (this.fill >= MIN_HAND_BYTES) this.feed();
+    });
+    this.inFlight = done;
   }
 }
 
