@@ -62,7 +62,11 @@ async function freePort() {
 /** One HTTP exchange: status, headers, body text. */
 function exchange(agent, url, method, headers, body) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent, method, headers: body ? { ...headers, 'Content-Length': body.length } : headers });
+    const req = http.request(url, {
+      agent,
+      method,
+      headers: body ? { ...headers, 'Content-Length': body.length } : headers,
+    });
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
@@ -89,7 +93,13 @@ async function createSession(agent, api, length, algorithms) {
 }
 
 const patch = (agent, url, offset, body) =>
-  exchange(agent, url, 'PATCH', { ...TUS, 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': String(offset) }, body);
+  exchange(
+    agent,
+    url,
+    'PATCH',
+    { ...TUS, 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': String(offset) },
+    body,
+  );
 
 /** Pushes BYTES in PATCH_BYTES bodies to `url` (the API's session, or the sink); seconds of the PATCHes. */
 async function push(url, body) {
@@ -97,7 +107,11 @@ async function push(url, body) {
   const started = process.hrtime.bigint();
   let last;
   for (let offset = 0; offset < BYTES; offset += body.length) {
-    last = await expectStatus(patch(agent, url, offset, body.subarray(0, Math.min(body.length, BYTES - offset))), 204, 'PATCH');
+    last = await expectStatus(
+      patch(agent, url, offset, body.subarray(0, Math.min(body.length, BYTES - offset))),
+      204,
+      'PATCH',
+    );
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   agent.destroy();
@@ -175,7 +189,8 @@ async function smallSessions(agent, api) {
         last = await expectStatus(patch(agent, url, offset, body.subarray(offset, offset + part)), 204, 'PATCH');
         latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
-      if (last.headers['hashq-digest'] !== `sha256="${expected}"`) throw new Error(`wrong digest: ${last.headers['hashq-digest']}`);
+      if (last.headers['hashq-digest'] !== `sha256="${expected}"`)
+        throw new Error(`wrong digest: ${last.headers['hashq-digest']}`);
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -187,7 +202,9 @@ async function main() {
   const { Client } = require('pg');
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
   const database = `hashq_bench_sessions_${randomBytes(4).toString('hex')}`;
-  const admin = new Client({ connectionString: Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString() });
+  const admin = new Client({
+    connectionString: Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString(),
+  });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
   const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
@@ -195,14 +212,19 @@ async function main() {
   try {
     await runMigrations({ databaseUrl, databaseSchema: 'public' });
     const port = await freePort();
-    const api = startProcess('dist/apps/api/main.js', [], { PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }, {
-      nodeArgs: [
-        ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
-        '--require',
-        path.join(__dirname, 'bench-sessions', 'loop-lag.cjs'),
-      ],
-      ipc: true,
-    });
+    const api = startProcess(
+      'dist/apps/api/main.js',
+      [],
+      { PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+      {
+        nodeArgs: [
+          ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
+          '--require',
+          path.join(__dirname, 'bench-sessions', 'loop-lag.cjs'),
+        ],
+        ipc: true,
+      },
+    );
     children.push(api);
     const apiUrl = `http://127.0.0.1:${port}`;
     const sinks = {};
@@ -215,14 +237,19 @@ async function main() {
 
     const body = randomBytes(PATCH_BYTES);
     const whole = createHash('sha256');
-    for (let offset = 0; offset < BYTES; offset += body.length) whole.update(body.subarray(0, Math.min(body.length, BYTES - offset)));
+    for (let offset = 0; offset < BYTES; offset += body.length)
+      whole.update(body.subarray(0, Math.min(body.length, BYTES - offset)));
     const expected = whole.digest('hex');
     const apiAgent = new http.Agent({ keepAlive: true });
 
     console.log(
-      `\nhashq bench:sessions: ${BYTES} bytes in ${PATCH_BYTES / MiB} MiB PATCHes, ${REPEAT} rounds; ${SESSIONS} sessions x ` +
-        `${SMALL_BYTES / 1024} KiB in ${SMALL_PATCHES} PATCHes; node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, ` +
-        `load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+      `\nhashq bench:sessions: ${BYTES} bytes in ${PATCH_BYTES / MiB} MiB PATCHes, ${REPEAT} rounds; ` +
+        `${SESSIONS} sessions x ${SMALL_BYTES / 1024} KiB in ${SMALL_PATCHES} PATCHes; node ${process.version}, ` +
+        `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, ` +
+        `load ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
     );
     // One untimed upload of each kind: JIT warm-up, connections.
     await push(await createSession(apiAgent, apiUrl, BYTES, ['sha256']), body);
@@ -262,7 +289,10 @@ async function main() {
       ]);
       targets.push([`1 client, ${label}, vs the sink`, fmtRatio(median(runs.ratio)), `>= ${goal.toFixed(1)}x`]);
     }
-    console.log(`\none client, ${BYTES / MiB} MiB in ${PATCH_BYTES / MiB} MiB PATCHes over loopback (medians of ${REPEAT} rounds; ratio = sink time / session time)`);
+    console.log(
+      `\none client, ${BYTES / MiB} MiB in ${PATCH_BYTES / MiB} MiB PATCHes over loopback ` +
+        `(medians of ${REPEAT} rounds; ratio = sink time / session time)`,
+    );
     printTable(['case', 'median s', 'MB/s', 'ratio to the sink', 'API loop delay max ms'], rows);
 
     process.stderr.write(`[bench] ${SESSIONS} concurrent sessions\n`);
@@ -271,10 +301,22 @@ async function main() {
     const many = await smallSessions(manyAgent, apiUrl);
     const lag = await loopLag(api);
     manyAgent.destroy();
-    console.log(`\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes (sha256; POST + PATCHes per session, all sessions at once)`);
+    console.log(
+      `\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes ` +
+        '(sha256; POST + PATCHes per session, all sessions at once)',
+    );
     printTable(
       ['sessions/s', 'PATCH p50 ms', 'PATCH p99 ms', 'PATCH max ms', 'API loop delay max ms', 'API loop delay p99 ms'],
-      [[(SESSIONS / many.seconds).toFixed(0), many.p50.toFixed(1), many.p99.toFixed(1), many.max.toFixed(1), lag.max.toFixed(1), lag.p99.toFixed(1)]],
+      [
+        [
+          (SESSIONS / many.seconds).toFixed(0),
+          many.p50.toFixed(1),
+          many.p99.toFixed(1),
+          many.max.toFixed(1),
+          lag.max.toFixed(1),
+          lag.p99.toFixed(1),
+        ],
+      ],
     );
     targets.push([`${SESSIONS} sessions: API event-loop delay max`, `${lag.max.toFixed(1)} ms`, '< 20 ms']);
     console.log('\ntargets');

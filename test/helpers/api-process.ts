@@ -37,5 +37,6 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 
 /** Requests an instance answered, from its request log lines (e.g. 'PATCH' with status 204). */
 export function answered(api: ApiProcess, method: string, status: number): number {
-  return api.process.lines.filter((line) => line.msg === 'request' && line.method === method && line.status === status).length;
+  return api.process.lines.filter((line) => line.msg === 'request' && line.method === method && line.status === status)
+    .length;
 }

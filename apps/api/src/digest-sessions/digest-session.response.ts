@@ -8,7 +8,10 @@ export class DigestSessionResponse {
   @ApiProperty({ format: 'uuid' })
   id: string;
 
-  @ApiProperty({ enum: ['uploading', 'succeeded', 'failed'], description: 'failed: an expected digest differs (DIGEST_MISMATCH)' })
+  @ApiProperty({
+    enum: ['uploading', 'succeeded', 'failed'],
+    description: 'failed: an expected digest differs (DIGEST_MISMATCH)',
+  })
   status: string;
 
   @ApiProperty({ example: ['sha256', 'sha512'] })
@@ -23,7 +26,11 @@ export class DigestSessionResponse {
   @ApiProperty({ nullable: true, type: Number, description: 'tus Upload-Length; null while deferred' })
   length: number | null;
 
-  @ApiProperty({ nullable: true, type: 'object', additionalProperties: { $ref: '#/components/schemas/DigestResponse' } })
+  @ApiProperty({
+    nullable: true,
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/DigestResponse' },
+  })
   digests: Record<string, DigestResponse> | null;
 
   @ApiProperty({ nullable: true, type: JobErrorResponse })

@@ -1,4 +1,19 @@
-import { Controller, Delete, Get, Head, Headers, HttpCode, HttpStatus, Inject, Options, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import {
+  Controller,
+  Delete,
+  Get,
+  Head,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Options,
+  Param,
+  Patch,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -70,14 +85,21 @@ export class DigestSessionsController {
   @ApiHeader({
     name: 'Upload-Metadata',
     required: true,
-    description: 'algorithms (base64 of "sha256,sha512"), optional outputLength, customization, expected-<algorithm> (hex)',
+    description:
+      'algorithms (base64 of "sha256,sha512"), optional outputLength, customization, expected-<algorithm> (hex)',
   })
   @ApiCreatedResponse({ description: 'Location: /v1/digest-sessions/<id>, Upload-Expires' })
   @ApiBadRequestResponse({
-    description: `INVALID_UPLOAD_LENGTH, INVALID_UPLOAD_METADATA, UPLOAD_METADATA_TOO_LARGE, UNKNOWN_ALGORITHM, DUPLICATE_ALGORITHM, OUTPUT_LENGTH_NOT_SUPPORTED, CUSTOMIZATION_NOT_SUPPORTED, INVALID_EXPECTED_DIGEST. ${ERROR_SHAPE}`,
+    description:
+      'INVALID_UPLOAD_LENGTH, INVALID_UPLOAD_METADATA, UPLOAD_METADATA_TOO_LARGE, UNKNOWN_ALGORITHM, ' +
+      'DUPLICATE_ALGORITHM, OUTPUT_LENGTH_NOT_SUPPORTED, CUSTOMIZATION_NOT_SUPPORTED, INVALID_EXPECTED_DIGEST. ' +
+      ERROR_SHAPE,
   })
   @ApiPayloadTooLargeResponse({ description: `UPLOAD_TOO_LARGE: over Tus-Max-Size. ${ERROR_SHAPE}` })
-  async create(@Headers() headers: Record<string, string | undefined>, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async create(
+    @Headers() headers: Record<string, string | undefined>,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     const session = await this.sessions.create({
       uploadLength: headers['upload-length'],
       uploadDeferLength: headers['upload-defer-length'],
@@ -91,7 +113,11 @@ export class DigestSessionsController {
   // Before @Get: Express would answer HEAD with the GET route registered first.
   @Head(':id')
   @ApiHeader(TUS_HEADER)
-  @ApiOkResponse({ description: 'Upload-Offset, Upload-Length (or Upload-Defer-Length: 1), Upload-Expires, Upload-Metadata; digests once complete' })
+  @ApiOkResponse({
+    description:
+      'Upload-Offset, Upload-Length (or Upload-Defer-Length: 1), Upload-Expires, Upload-Metadata; ' +
+      'digests once complete',
+  })
   @ApiNotFoundResponse({ description: 'SESSION_NOT_FOUND (no body: HEAD)' })
   @ApiGoneResponse({ description: 'SESSION_EXPIRED (no body: HEAD)' })
   async head(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<void> {
@@ -106,7 +132,7 @@ export class DigestSessionsController {
   }
 
   @Get(':id')
-  @ApiOkResponse({ description: 'The session as JSON; digests once complete, in the shape of a job\'s' })
+  @ApiOkResponse({ description: "The session as JSON; digests once complete, in the shape of a job's" })
   @ApiNotFoundResponse({ description: `SESSION_NOT_FOUND. ${ERROR_SHAPE}` })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
   async get(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<DigestSessionResponse> {
@@ -117,19 +143,31 @@ export class DigestSessionsController {
   @Patch(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiHeader(TUS_HEADER)
-  @ApiHeader({ name: 'Upload-Offset', required: true, description: 'The session\'s offset (HEAD tells it)' })
+  @ApiHeader({ name: 'Upload-Offset', required: true, description: "The session's offset (HEAD tells it)" })
   @ApiHeader({ name: 'Upload-Length', required: false, description: 'Declares a deferred length' })
-  @ApiHeader({ name: 'Upload-Checksum', required: false, description: '"<algorithm> <base64>" of this body (Tus-Checksum-Algorithm)' })
-  @ApiNoContentResponse({ description: 'Upload-Offset, Upload-Expires; the last one also Repr-Digest, Hashq-Digest, Hashq-Session-Status' })
+  @ApiHeader({
+    name: 'Upload-Checksum',
+    required: false,
+    description: '"<algorithm> <base64>" of this body (Tus-Checksum-Algorithm)',
+  })
+  @ApiNoContentResponse({
+    description: 'Upload-Offset, Upload-Expires; the last one also Repr-Digest, Hashq-Digest, Hashq-Session-Status',
+  })
   @ApiBadRequestResponse({
-    description: `INVALID_UPLOAD_OFFSET, INVALID_UPLOAD_LENGTH, INVALID_UPLOAD_CHECKSUM, CHECKSUM_ALGORITHM_NOT_SUPPORTED. ${ERROR_SHAPE}`,
+    description:
+      'INVALID_UPLOAD_OFFSET, INVALID_UPLOAD_LENGTH, INVALID_UPLOAD_CHECKSUM, CHECKSUM_ALGORITHM_NOT_SUPPORTED. ' +
+      ERROR_SHAPE,
   })
   @ApiNotFoundResponse({ description: `SESSION_NOT_FOUND. ${ERROR_SHAPE}` })
-  @ApiConflictResponse({ description: `OFFSET_MISMATCH: Upload-Offset is not the session's (or another PATCH committed first). ${ERROR_SHAPE}` })
+  @ApiConflictResponse({
+    description: `OFFSET_MISMATCH: not the session's Upload-Offset (or another PATCH committed first). ${ERROR_SHAPE}`,
+  })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
   @ApiPreconditionFailedResponse({ description: `UNSUPPORTED_TUS_VERSION. ${ERROR_SHAPE}` })
   @ApiPayloadTooLargeResponse({ description: `UPLOAD_TOO_LARGE: past Upload-Length or Tus-Max-Size. ${ERROR_SHAPE}` })
-  @ApiUnsupportedMediaTypeResponse({ description: `UNSUPPORTED_MEDIA_TYPE: not application/offset+octet-stream. ${ERROR_SHAPE}` })
+  @ApiUnsupportedMediaTypeResponse({
+    description: `UNSUPPORTED_MEDIA_TYPE: not application/offset+octet-stream. ${ERROR_SHAPE}`,
+  })
   @ApiResponse({ status: 460, description: `CHECKSUM_MISMATCH: the body counts for nothing. ${ERROR_SHAPE}` })
   async patch(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
     const header = (name: string): string | undefined => req.headers[name] as string | undefined;

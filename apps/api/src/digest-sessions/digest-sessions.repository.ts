@@ -101,7 +101,9 @@ function toSession(row: Row): DigestSessionRow {
     uploadOffset: Number(row.upload_offset),
     states: row.states,
     digests: row.digests && inOrder(row.algorithms, row.digests),
-    error: row.error_code ? { code: row.error_code, message: row.error_message ?? '', details: row.error_details } : null,
+    error: row.error_code
+      ? { code: row.error_code, message: row.error_message ?? '', details: row.error_details }
+      : null,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
@@ -135,7 +137,14 @@ export class DigestSessionsRepository {
       `INSERT INTO digest_sessions (algorithms, options, upload_metadata, upload_length, states, expires_at)
        VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
        RETURNING ${COLUMNS}`,
-      [session.algorithms, JSON.stringify(session.options), session.uploadMetadata, session.uploadLength, session.states, session.idleSeconds],
+      [
+        session.algorithms,
+        JSON.stringify(session.options),
+        session.uploadMetadata,
+        session.uploadLength,
+        session.states,
+        session.idleSeconds,
+      ],
     );
     return toSession(rows[0]);
   }

@@ -8,7 +8,12 @@ import type { DigestValue } from '@hashq/jobs';
 
 import { ApiError } from '../common/api-error';
 import { isUuid } from '../jobs/cursor';
-import { type CreateJobDto, MAX_ALGORITHMS, MAX_CUSTOMIZATION_HEX, MAX_OUTPUT_LENGTH } from '../jobs/dto/create-job.dto';
+import {
+  type CreateJobDto,
+  MAX_ALGORITHMS,
+  MAX_CUSTOMIZATION_HEX,
+  MAX_OUTPUT_LENGTH,
+} from '../jobs/dto/create-job.dto';
 import { JobRequestValidator } from '../jobs/job-request.validator';
 import {
   type DigestSessionOptions,
@@ -100,9 +105,14 @@ export class DigestSessionsService {
 
   async patch(id: string, request: PatchRequest, body: Readable): Promise<PatchResult> {
     if (!isOffsetStream(request.contentType)) {
-      throw new ApiError(HttpStatus.UNSUPPORTED_MEDIA_TYPE, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/offset+octet-stream', {
-        received: request.contentType ?? null,
-      });
+      throw new ApiError(
+        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Content-Type must be application/offset+octet-stream',
+        {
+          received: request.contentType ?? null,
+        },
+      );
     }
     const offset = parseByteCount(request.uploadOffset, 'Upload-Offset', 'INVALID_UPLOAD_OFFSET');
     if (offset === undefined) throw ApiError.badRequest('INVALID_UPLOAD_OFFSET', 'Upload-Offset is required');
@@ -119,7 +129,8 @@ export class DigestSessionsService {
       throw this.tooLarge(offset + (contentLength ?? 1), offset);
     }
     const limit = length ?? this.config.digestSessionMaxBytes;
-    if (contentLength !== undefined && offset + contentLength > limit) throw this.tooLarge(offset + contentLength, limit);
+    if (contentLength !== undefined && offset + contentLength > limit)
+      throw this.tooLarge(offset + contentLength, limit);
     return this.absorb(session, length, body, checksum);
   }
 
@@ -156,7 +167,9 @@ export class DigestSessionsService {
       }).catch(async (err: unknown) => {
         if (!(err instanceof BodyInterruptedError)) throw err;
         if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
-        throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', { uploadOffset: committed });
+        throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', {
+          uploadOffset: committed,
+        });
       });
       await pipeline.drain();
       if (checksum) this.verifyChecksum(checksum);
@@ -220,10 +233,15 @@ export class DigestSessionsService {
   }
 
   private tooLarge(size: number, limit: number): ApiError {
-    return new ApiError(HttpStatus.PAYLOAD_TOO_LARGE, 'UPLOAD_TOO_LARGE', `the upload would reach ${size} bytes; its limit is ${limit}`, {
-      size,
-      limit,
-    });
+    return new ApiError(
+      HttpStatus.PAYLOAD_TOO_LARGE,
+      'UPLOAD_TOO_LARGE',
+      `the upload would reach ${size} bytes; its limit is ${limit}`,
+      {
+        size,
+        limit,
+      },
+    );
   }
 
   /** POST: exactly one of Upload-Length and Upload-Defer-Length: 1; null = deferred. */
@@ -231,12 +249,16 @@ export class DigestSessionsService {
     const length = parseByteCount(request.uploadLength, 'Upload-Length', 'INVALID_UPLOAD_LENGTH');
     const deferred = request.uploadDeferLength !== undefined;
     if (deferred && (request.uploadDeferLength !== '1' || length !== undefined)) {
-      throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', 'Upload-Defer-Length must be 1, and comes without Upload-Length');
+      throw ApiError.badRequest(
+        'INVALID_UPLOAD_LENGTH',
+        'Upload-Defer-Length must be 1, and comes without Upload-Length',
+      );
     }
     if (length === undefined && !deferred) {
       throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', 'Upload-Length or Upload-Defer-Length: 1 is required');
     }
-    if (length !== undefined && length > this.config.digestSessionMaxBytes) throw this.tooLarge(length, this.config.digestSessionMaxBytes);
+    if (length !== undefined && length > this.config.digestSessionMaxBytes)
+      throw this.tooLarge(length, this.config.digestSessionMaxBytes);
     return length ?? null;
   }
 
@@ -258,9 +280,13 @@ export class DigestSessionsService {
     if (!parsed) return undefined;
     const info = findAlgorithm(parsed.algorithm);
     if (!info) {
-      throw ApiError.badRequest('CHECKSUM_ALGORITHM_NOT_SUPPORTED', `Upload-Checksum algorithm ${parsed.algorithm} is not supported`, {
-        algorithm: parsed.algorithm,
-      });
+      throw ApiError.badRequest(
+        'CHECKSUM_ALGORITHM_NOT_SUPPORTED',
+        `Upload-Checksum algorithm ${parsed.algorithm} is not supported`,
+        {
+          algorithm: parsed.algorithm,
+        },
+      );
     }
     return { hasher: createHasher(info.name), algorithm: info.name, digest: parsed.digest };
   }
@@ -268,11 +294,16 @@ export class DigestSessionsService {
   private verifyChecksum(checksum: ChunkChecksum): void {
     const actual = checksum.hasher.digest();
     if (actual.equals(checksum.digest)) return;
-    throw new ApiError(CHECKSUM_MISMATCH_STATUS, 'CHECKSUM_MISMATCH', `the body's ${checksum.algorithm} differs from Upload-Checksum`, {
-      algorithm: checksum.algorithm,
-      expected: checksum.digest.toString('base64'),
-      actual: actual.toString('base64'),
-    });
+    throw new ApiError(
+      CHECKSUM_MISMATCH_STATUS,
+      'CHECKSUM_MISMATCH',
+      `the body's ${checksum.algorithm} differs from Upload-Checksum`,
+      {
+        algorithm: checksum.algorithm,
+        expected: checksum.digest.toString('base64'),
+        actual: actual.toString('base64'),
+      },
+    );
   }
 
   /**
@@ -282,17 +313,27 @@ export class DigestSessionsService {
    */
   private checkMetadata(metadata: Map<string, Buffer>): { algorithms: string[]; options: DigestSessionOptions } {
     const text = (key: string): string | undefined => metadata.get(key)?.toString('utf8').trim();
-    const invalid = (message: string, details?: unknown) => ApiError.badRequest('INVALID_UPLOAD_METADATA', message, details);
-    const names = (text('algorithms') ?? '').split(',').map((name) => name.trim()).filter((name) => name.length > 0);
+    const invalid = (message: string, details?: unknown) =>
+      ApiError.badRequest('INVALID_UPLOAD_METADATA', message, details);
+    const names = (text('algorithms') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name.length > 0);
     if (names.length === 0 || names.length > MAX_ALGORITHMS) {
-      throw invalid(`Upload-Metadata must carry algorithms: 1 to ${MAX_ALGORITHMS} comma-separated names, base64-encoded`);
+      throw invalid(
+        `Upload-Metadata must carry algorithms: 1 to ${MAX_ALGORITHMS} comma-separated names, base64-encoded`,
+      );
     }
     const outputLength = text('outputLength');
-    if (outputLength !== undefined && (!/^\d{1,5}$/.test(outputLength) || +outputLength < 1 || +outputLength > MAX_OUTPUT_LENGTH)) {
+    if (
+      outputLength !== undefined &&
+      (!/^\d{1,5}$/.test(outputLength) || +outputLength < 1 || +outputLength > MAX_OUTPUT_LENGTH)
+    ) {
       throw invalid(`outputLength must be 1 to ${MAX_OUTPUT_LENGTH}`, { outputLength });
     }
     const customization = text('customization');
-    if (customization !== undefined && !/^(?:[0-9a-fA-F]{2})*$/.test(customization)) throw invalid('customization must be hex');
+    if (customization !== undefined && !/^(?:[0-9a-fA-F]{2})*$/.test(customization))
+      throw invalid('customization must be hex');
     if (customization !== undefined && customization.length > MAX_CUSTOMIZATION_HEX) {
       throw invalid(`customization is limited to ${MAX_CUSTOMIZATION_HEX} hex digits`);
     }
@@ -301,14 +342,23 @@ export class DigestSessionsService {
       algorithms: names,
       outputLength: outputLength === undefined ? undefined : Number(outputLength),
       customization,
-      expected: expected.length === 0 ? undefined : Object.fromEntries(expected.map((key) => [key.slice('expected-'.length), text(key)])),
+      expected:
+        expected.length === 0
+          ? undefined
+          : Object.fromEntries(expected.map((key) => [key.slice('expected-'.length), text(key)])),
     } as CreateJobDto;
     const { algorithms, options } = this.validator.check(dto);
-    return { algorithms, options: { outputLength: options.outputLength, customization: options.customization, expected: options.expected } };
+    return {
+      algorithms,
+      options: { outputLength: options.outputLength, customization: options.customization, expected: options.expected },
+    };
   }
 }
 
-function mismatchError(digests: Record<string, DigestValue>, expected: Record<string, string> | undefined): SessionError | null {
+function mismatchError(
+  digests: Record<string, DigestValue>,
+  expected: Record<string, string> | undefined,
+): SessionError | null {
   const mismatches = Object.entries(expected ?? {})
     .filter(([algorithm, hex]) => digests[algorithm]?.hex !== hex)
     .map(([algorithm, hex]) => [algorithm, { expected: hex, actual: digests[algorithm]?.hex }]);

@@ -6,7 +6,7 @@ import { BATCH_BYTES, HashPipeline } from './hash-pipeline';
 
 /** Writes `data` in random pieces as a request body would arrive, waiting whenever write() asks to. */
 async function writeInPieces(pipeline: HashPipeline, data: Buffer, maxPiece: number): Promise<void> {
-  for (let at = 0; at < data.length; ) {
+  for (let at = 0; at < data.length;) {
     const piece = data.subarray(at, at + randomInt(1, maxPiece + 1));
     at += piece.length;
     await pipeline.write(Buffer.from(piece)); // a fresh buffer per piece, as sockets give them
@@ -24,7 +24,10 @@ describe('HashPipeline', () => {
     const data = randomBytes(size);
     const hasher = createHasher('sha256');
     // a slow second absorber keeps batches in flight while the next ones fill
-    const slow = { updateAsync: (chunk: Buffer) => new Promise((resolve) => setTimeout(resolve, 2)).then(() => hasher.updateAsync(chunk)) };
+    const slow = {
+      updateAsync: (chunk: Buffer) =>
+        new Promise((resolve) => setTimeout(resolve, 2)).then(() => hasher.updateAsync(chunk)),
+    };
     const pipeline = new HashPipeline([slow], 100);
     await writeInPieces(pipeline, data, maxPiece);
     expect(pipeline.offset).toBe(100 + size);

@@ -43,19 +43,28 @@ export function parseMetadata(value: string | undefined): Map<string, Buffer> {
   const pairs = new Map<string, Buffer>();
   if (value === undefined || value.trim() === '') return pairs;
   if (value.length > MAX_METADATA_CHARS) {
-    throw ApiError.badRequest('UPLOAD_METADATA_TOO_LARGE', `Upload-Metadata is limited to ${MAX_METADATA_CHARS} characters`, {
-      length: value.length,
-      limit: MAX_METADATA_CHARS,
-    });
+    throw ApiError.badRequest(
+      'UPLOAD_METADATA_TOO_LARGE',
+      `Upload-Metadata is limited to ${MAX_METADATA_CHARS} characters`,
+      {
+        length: value.length,
+        limit: MAX_METADATA_CHARS,
+      },
+    );
   }
   for (const pair of value.split(',')) {
     const [key, encoded = '', ...rest] = pair.trim().split(' ');
     if (!METADATA_KEY.test(key) || rest.length > 0 || !BASE64.test(encoded)) {
-      throw ApiError.badRequest('INVALID_UPLOAD_METADATA', 'Upload-Metadata must be "key base64" pairs separated by commas', {
-        pair: pair.trim().slice(0, 100),
-      });
+      throw ApiError.badRequest(
+        'INVALID_UPLOAD_METADATA',
+        'Upload-Metadata must be "key base64" pairs separated by commas',
+        {
+          pair: pair.trim().slice(0, 100),
+        },
+      );
     }
-    if (pairs.has(key)) throw ApiError.badRequest('INVALID_UPLOAD_METADATA', `Upload-Metadata names ${key} twice`, { key });
+    if (pairs.has(key))
+      throw ApiError.badRequest('INVALID_UPLOAD_METADATA', `Upload-Metadata names ${key} twice`, { key });
     pairs.set(key, Buffer.from(encoded, 'base64'));
   }
   return pairs;
@@ -65,18 +74,25 @@ export function parseMetadata(value: string | undefined): Map<string, Buffer> {
 export function parseChecksum(value: string | undefined): { algorithm: string; digest: Buffer } | undefined {
   if (value === undefined) return undefined;
   const match = /^(\S+) (\S+)$/.exec(value.trim());
-  if (!match || !BASE64.test(match[2]) || match[2].length === 0) {
-    throw ApiError.badRequest('INVALID_UPLOAD_CHECKSUM', 'Upload-Checksum must be "<algorithm> <base64 digest>"', { value: value.slice(0, 200) });
+  if (!match || !BASE64.test(match[2])) {
+    throw ApiError.badRequest('INVALID_UPLOAD_CHECKSUM', 'Upload-Checksum must be "<algorithm> <base64 digest>"', {
+      value: value.slice(0, 200),
+    });
   }
   return { algorithm: match[1], digest: Buffer.from(match[2], 'base64') };
 }
 
 /** 412 with the versions spoken here, for a request of another tus version (or none). */
 export function unsupportedVersion(version: string | undefined): ApiError {
-  return new ApiError(HttpStatus.PRECONDITION_FAILED, 'UNSUPPORTED_TUS_VERSION', `Tus-Resumable must be ${TUS_VERSION}`, {
-    received: version ?? null,
-    supported: [TUS_VERSION],
-  });
+  return new ApiError(
+    HttpStatus.PRECONDITION_FAILED,
+    'UNSUPPORTED_TUS_VERSION',
+    `Tus-Resumable must be ${TUS_VERSION}`,
+    {
+      received: version ?? null,
+      supported: [TUS_VERSION],
+    },
+  );
 }
 
 /** RFC 9530 Repr-Digest (`sha-256=:base64:`) for the algorithms with a registered name; undefined without one. */
