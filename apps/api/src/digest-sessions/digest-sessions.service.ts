@@ -129,8 +129,9 @@ export class DigestSessionsService {
       throw this.tooLarge(offset + (contentLength ?? 1), offset);
     }
     const limit = length ?? this.config.digestSessionMaxBytes;
-    if (contentLength !== undefined && offset + contentLength > limit)
+    if (contentLength !== undefined && offset + contentLength > limit) {
       throw this.tooLarge(offset + contentLength, limit);
+    }
     return this.absorb(session, length, body, checksum);
   }
 
@@ -233,15 +234,8 @@ export class DigestSessionsService {
   }
 
   private tooLarge(size: number, limit: number): ApiError {
-    return new ApiError(
-      HttpStatus.PAYLOAD_TOO_LARGE,
-      'UPLOAD_TOO_LARGE',
-      `the upload would reach ${size} bytes; its limit is ${limit}`,
-      {
-        size,
-        limit,
-      },
-    );
+    const message = `the upload would reach ${size} bytes; its limit is ${limit}`;
+    return new ApiError(HttpStatus.PAYLOAD_TOO_LARGE, 'UPLOAD_TOO_LARGE', message, { size, limit });
   }
 
   /** POST: exactly one of Upload-Length and Upload-Defer-Length: 1; null = deferred. */
@@ -257,8 +251,9 @@ export class DigestSessionsService {
     if (length === undefined && !deferred) {
       throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', 'Upload-Length or Upload-Defer-Length: 1 is required');
     }
-    if (length !== undefined && length > this.config.digestSessionMaxBytes)
+    if (length !== undefined && length > this.config.digestSessionMaxBytes) {
       throw this.tooLarge(length, this.config.digestSessionMaxBytes);
+    }
     return length ?? null;
   }
 
@@ -280,13 +275,8 @@ export class DigestSessionsService {
     if (!parsed) return undefined;
     const info = findAlgorithm(parsed.algorithm);
     if (!info) {
-      throw ApiError.badRequest(
-        'CHECKSUM_ALGORITHM_NOT_SUPPORTED',
-        `Upload-Checksum algorithm ${parsed.algorithm} is not supported`,
-        {
-          algorithm: parsed.algorithm,
-        },
-      );
+      const message = `Upload-Checksum algorithm ${parsed.algorithm} is not supported`;
+      throw ApiError.badRequest('CHECKSUM_ALGORITHM_NOT_SUPPORTED', message, { algorithm: parsed.algorithm });
     }
     return { hasher: createHasher(info.name), algorithm: info.name, digest: parsed.digest };
   }
@@ -332,8 +322,9 @@ export class DigestSessionsService {
       throw invalid(`outputLength must be 1 to ${MAX_OUTPUT_LENGTH}`, { outputLength });
     }
     const customization = text('customization');
-    if (customization !== undefined && !/^(?:[0-9a-fA-F]{2})*$/.test(customization))
+    if (customization !== undefined && !/^(?:[0-9a-fA-F]{2})*$/.test(customization)) {
       throw invalid('customization must be hex');
+    }
     if (customization !== undefined && customization.length > MAX_CUSTOMIZATION_HEX) {
       throw invalid(`customization is limited to ${MAX_CUSTOMIZATION_HEX} hex digits`);
     }

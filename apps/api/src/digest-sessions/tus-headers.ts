@@ -63,8 +63,9 @@ export function parseMetadata(value: string | undefined): Map<string, Buffer> {
         },
       );
     }
-    if (pairs.has(key))
+    if (pairs.has(key)) {
       throw ApiError.badRequest('INVALID_UPLOAD_METADATA', `Upload-Metadata names ${key} twice`, { key });
+    }
     pairs.set(key, Buffer.from(encoded, 'base64'));
   }
   return pairs;
