@@ -189,8 +189,9 @@ async function smallSessions(agent, api) {
         last = await expectStatus(patch(agent, url, offset, body.subarray(offset, offset + part)), 204, 'PATCH');
         latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
-      if (last.headers['hashq-digest'] !== `sha256="${expected}"`)
+      if (last.headers['hashq-digest'] !== `sha256="${expected}"`) {
         throw new Error(`wrong digest: ${last.headers['hashq-digest']}`);
+      }
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
