@@ -22,16 +22,16 @@ export const MiB = 1024 * 1024;
 
 export type LogLine = Record<string, unknown> & { msg?: string };
 
-/** One worker child process with its parsed JSON log lines. */
+/** One worker child process (or another app's `main`, e.g. the API's) with its parsed JSON log lines. */
 export class WorkerProcess {
   readonly lines: LogLine[] = [];
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private readonly waiters = new Set<() => void>();
   private readonly child: ChildProcess;
 
-  constructor(env: Record<string, string>) {
-    if (!existsSync(WORKER_MAIN)) throw new Error(`${WORKER_MAIN} is missing: run "npm run build" first`);
-    this.child = spawn(process.execPath, [WORKER_MAIN], {
+  constructor(env: Record<string, string>, main = WORKER_MAIN) {
+    if (!existsSync(main)) throw new Error(`${main} is missing: run "npm run build" first`);
+    this.child = spawn(process.execPath, [main], {
       cwd: REPO_ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import { DatabaseModule } from '@hashq/database';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';
+import { DigestSessionsModule } from './digest-sessions/digest-sessions.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -31,6 +32,7 @@ export class AppModule {
         BenchmarksModule,
         HealthModule,
         MetricsModule,
+        DigestSessionsModule,
       ],
     };
   }

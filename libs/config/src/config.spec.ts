@@ -60,6 +60,9 @@ describe('loadConfig', () => {
       BENCHMARK_WORKER_TIMEOUT_SECONDS: '5',
       HASHQ_ALLOW_HOSTS: ' 127.0.0.1, 10.1.0.0/16,minio.internal ,[::1],fd00::/8,',
       HASHQ_STATE_KEYS: ` new-2:${KEY_B.toString('base64')} , a:${KEY_A.toString('base64')},`,
+      DIGEST_SESSION_EXPIRES_SECONDS: '600',
+      DIGEST_SESSION_CLEANUP_SECONDS: '10',
+      DIGEST_SESSION_MAX_BYTES: '1073741824',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -87,6 +90,9 @@ describe('loadConfig', () => {
         { id: 'new-2', key: KEY_B },
         { id: 'a', key: KEY_A },
       ],
+      digestSessionExpiresSeconds: 600,
+      digestSessionCleanupSeconds: 10,
+      digestSessionMaxBytes: 1073741824,
       logLevel: 'debug',
     });
   });
@@ -183,5 +189,23 @@ describe('loadConfig', () => {
       expect((error as ConfigError).message).not.toContain(a.slice(0, 16));
       expect((error as ConfigError).message).not.toContain(KEY_A.toString('hex').slice(0, 16));
     }
+  });
+
+  it('refuses digest session settings out of range', () => {
+    for (const [name, bad] of [
+      ['DIGEST_SESSION_EXPIRES_SECONDS', '0'],
+      ['DIGEST_SESSION_EXPIRES_SECONDS', '31536001'],
+      ['DIGEST_SESSION_CLEANUP_SECONDS', '0'],
+      ['DIGEST_SESSION_CLEANUP_SECONDS', '1.5'],
+      ['DIGEST_SESSION_MAX_BYTES', '0'],
+      ['DIGEST_SESSION_MAX_BYTES', '1e9'],
+    ]) {
+      expect(() => loadConfig({ ...KEYS, [name]: bad })).toThrow(new RegExp(name));
+    }
+    expect(loadConfig(KEYS)).toMatchObject({
+      digestSessionExpiresSeconds: 86400,
+      digestSessionCleanupSeconds: 60,
+      digestSessionMaxBytes: 2 ** 40,
+    });
   });
 });

@@ -46,6 +46,12 @@ export interface HashqConfig {
    * first seals new states; all of them open stored ones. Secret: never log them.
    */
   stateKeys: StateKey[];
+  /** API: a digest session idle this long (no committed PATCH) expires (410), seconds. */
+  digestSessionExpiresSeconds: number;
+  /** API: seconds between two sweeps that delete the hash states of expired digest sessions. */
+  digestSessionCleanupSeconds: number;
+  /** API: the largest digest session, bytes (tus `Tus-Max-Size`). */
+  digestSessionMaxBytes: number;
   logLevel: LogLevel;
 }
 
@@ -103,6 +109,9 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     BENCHMARK_WORKER_TIMEOUT_SECONDS: '120',
     HASHQ_ALLOW_HOSTS: '',
     HASHQ_STATE_KEYS: '',
+    DIGEST_SESSION_EXPIRES_SECONDS: '86400',
+    DIGEST_SESSION_CLEANUP_SECONDS: '60',
+    DIGEST_SESSION_MAX_BYTES: String(2 ** 40),
     LOG_LEVEL: 'info',
   };
 }
@@ -129,6 +138,9 @@ export type EnvName =
   | 'BENCHMARK_WORKER_TIMEOUT_SECONDS'
   | 'HASHQ_ALLOW_HOSTS'
   | 'HASHQ_STATE_KEYS'
+  | 'DIGEST_SESSION_EXPIRES_SECONDS'
+  | 'DIGEST_SESSION_CLEANUP_SECONDS'
+  | 'DIGEST_SESSION_MAX_BYTES'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -215,6 +227,9 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     benchmarkWorkerTimeoutSeconds: int('BENCHMARK_WORKER_TIMEOUT_SECONDS', 2, 86_400),
     allowHosts,
     stateKeys,
+    digestSessionExpiresSeconds: int('DIGEST_SESSION_EXPIRES_SECONDS', 1, 365 * 86400),
+    digestSessionCleanupSeconds: int('DIGEST_SESSION_CLEANUP_SECONDS', 1, 86400),
+    digestSessionMaxBytes: int('DIGEST_SESSION_MAX_BYTES', 1),
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -6,6 +6,7 @@ import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-Creat
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000-BenchmarkWorkers';
 import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
+import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
@@ -22,6 +23,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     CreateJobs1764676800000,
     CreateBenchmarks1764800000000,
     BenchmarkWorkers1764900000000,
+    CreateDigestSessions1764950000000,
     sealJobStatesMigration(sealer),
   ];
 }

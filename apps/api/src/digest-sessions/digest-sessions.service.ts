@@ -1,0 +1,362 @@
+import type { Readable } from 'node:stream';
+
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { type Hasher, createHasher, findAlgorithm } from '@hashq/native';
+
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import type { DigestValue } from '@hashq/jobs';
+
+import { ApiError } from '../common/api-error';
+import { isUuid } from '../jobs/cursor';
+import {
+  type CreateJobDto,
+  MAX_ALGORITHMS,
+  MAX_CUSTOMIZATION_HEX,
+  MAX_OUTPUT_LENGTH,
+} from '../jobs/dto/create-job.dto';
+import { JobRequestValidator } from '../jobs/job-request.validator';
+import {
+  type DigestSessionOptions,
+  type DigestSessionRow,
+  DigestSessionsRepository,
+  type SessionError,
+} from './digest-sessions.repository';
+import { HashPipeline } from './hash-pipeline';
+import { BodyInterruptedError, consumeBody } from './request-body';
+import { SessionHashers } from './session-hashers';
+import { CHECKSUM_MISMATCH_STATUS, isOffsetStream, parseByteCount, parseChecksum, parseMetadata } from './tus-headers';
+
+/** The tus headers of a POST (creation). */
+export interface CreateRequest {
+  uploadLength?: string;
+  uploadDeferLength?: string;
+  uploadMetadata?: string;
+}
+
+/** The tus headers of a PATCH. */
+export interface PatchRequest {
+  contentType?: string;
+  contentLength?: string;
+  uploadOffset?: string;
+  uploadLength?: string;
+  uploadChecksum?: string;
+}
+
+export interface PatchResult {
+  offset: number;
+  expiresAt: Date;
+  /** The session once this PATCH (or an earlier one) completed it. */
+  finished?: DigestSessionRow;
+}
+
+interface ChunkChecksum {
+  hasher: Hasher;
+  algorithm: string;
+  digest: Buffer;
+}
+
+/**
+ * Digest sessions over tus 1.0.0: a PATCH body streams through the native hashers (restored
+ * from the states stored with the offset) as it arrives, and the new states are committed with
+ * the new offset in one statement fenced on the old one, at the end of the PATCH and every
+ * CHECKPOINT_BYTES within it. Nothing of a session lives in this process between requests.
+ */
+@Injectable()
+export class DigestSessionsService {
+  constructor(
+    private readonly sessions: DigestSessionsRepository,
+    private readonly validator: JobRequestValidator,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+  ) {}
+
+  async create(request: CreateRequest): Promise<DigestSessionRow> {
+    const length = this.creationLength(request);
+    const { algorithms, options } = this.checkMetadata(parseMetadata(request.uploadMetadata));
+    const hashers = SessionHashers.create(algorithms, options);
+    const session = await this.sessions.insert({
+      algorithms,
+      options,
+      uploadMetadata: request.uploadMetadata?.trim() || null,
+      uploadLength: length,
+      states: hashers.serialize(),
+      idleSeconds: this.config.digestSessionExpiresSeconds,
+    });
+    if (length !== 0) return session;
+    return (await this.sessions.finish(session.id, 0, this.outcome(session, hashers, 0))) ?? this.fencedOff(session.id);
+  }
+
+  /** The session, if it exists and has not expired (404 / 410 otherwise). */
+  async findLive(id: string): Promise<DigestSessionRow> {
+    const session = isUuid(id) ? await this.sessions.findById(id) : null;
+    if (!session) throw this.notFound(id);
+    if (session.expired || session.status === 'expired') {
+      throw new ApiError(HttpStatus.GONE, 'SESSION_EXPIRED', `digest session ${id} has expired`, {
+        id,
+        expiredAt: session.expiresAt.toISOString(),
+      });
+    }
+    return session;
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.findLive(id);
+    if (!(await this.sessions.delete(id))) throw this.notFound(id); // deleted by another request meanwhile
+  }
+
+  async patch(id: string, request: PatchRequest, body: Readable): Promise<PatchResult> {
+    if (!isOffsetStream(request.contentType)) {
+      throw new ApiError(
+        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
+        'UNSUPPORTED_MEDIA_TYPE',
+        'Content-Type must be application/offset+octet-stream',
+        {
+          received: request.contentType ?? null,
+        },
+      );
+    }
+    const offset = parseByteCount(request.uploadOffset, 'Upload-Offset', 'INVALID_UPLOAD_OFFSET');
+    if (offset === undefined) throw ApiError.badRequest('INVALID_UPLOAD_OFFSET', 'Upload-Offset is required');
+    const declaredLength = parseByteCount(request.uploadLength, 'Upload-Length', 'INVALID_UPLOAD_LENGTH');
+    const checksum = this.chunkChecksum(request.uploadChecksum);
+    const contentLength = request.contentLength === undefined ? undefined : Number(request.contentLength);
+
+    const session = await this.findLive(id);
+    if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
+    const length = this.patchLength(session, declaredLength);
+    if (session.status !== 'uploading') {
+      // finished: an empty PATCH at the end gets the final answer again (one that was lost, say)
+      if (contentLength === 0) return { offset, expiresAt: session.expiresAt, finished: session };
+      throw this.tooLarge(offset + (contentLength ?? 1), offset);
+    }
+    const limit = length ?? this.config.digestSessionMaxBytes;
+    if (contentLength !== undefined && offset + contentLength > limit) {
+      throw this.tooLarge(offset + contentLength, limit);
+    }
+    return this.absorb(session, length, body, checksum);
+  }
+
+  /**
+   * Streams the body through the hashers (HashPipeline): the socket is paused while a full batch
+   * waits for the hashers or a checkpoint commits, so memory stays at a batch whatever the body.
+   */
+  private async absorb(
+    session: DigestSessionRow,
+    length: number | null,
+    body: Readable,
+    checksum?: ChunkChecksum,
+  ): Promise<PatchResult> {
+    const limit = length ?? this.config.digestSessionMaxBytes;
+    const hashers = SessionHashers.restore(session.algorithms, session.states ?? []);
+    const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset);
+    let committed = session.uploadOffset;
+    let expiresAt = session.expiresAt;
+    const checkpoint = async (): Promise<void> => {
+      await pipeline.drain();
+      expiresAt = await this.advance(session, committed, pipeline.offset, length, hashers);
+      committed = pipeline.offset;
+    };
+    // Never a checkpoint at the full length (only the end of the body may complete the session),
+    // nor with Upload-Checksum (the body counts only once it is whole).
+    const checkpointDue = (): boolean =>
+      !checksum && pipeline.offset - committed >= this.config.checkpointBytes && pipeline.offset < (length ?? Infinity);
+
+    try {
+      await consumeBody(body, (chunk) => {
+        if (pipeline.offset + chunk.length > limit) throw this.tooLarge(pipeline.offset + chunk.length, limit);
+        const waiting = pipeline.write(chunk);
+        return checkpointDue() ? Promise.resolve(waiting).then(checkpoint) : waiting;
+      }).catch(async (err: unknown) => {
+        if (!(err instanceof BodyInterruptedError)) throw err;
+        if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
+        throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', {
+          uploadOffset: committed,
+        });
+      });
+      await pipeline.drain();
+      if (checksum) this.verifyChecksum(checksum);
+      if (length !== null && pipeline.offset === length) {
+        const finished = await this.sessions.finish(session.id, committed, this.outcome(session, hashers, length));
+        return finished ? { offset: length, expiresAt: finished.expiresAt, finished } : this.fencedOff(session.id);
+      }
+      await checkpoint();
+      return { offset: pipeline.offset, expiresAt };
+    } finally {
+      void pipeline.release();
+    }
+  }
+
+  /** One fenced write of states + offset; a writer fenced off learns who moved the session. */
+  private async advance(
+    session: DigestSessionRow,
+    from: number,
+    to: number,
+    length: number | null,
+    hashers: SessionHashers,
+  ): Promise<Date> {
+    const expiresAt = await this.sessions.advance(session.id, from, {
+      offset: to,
+      length,
+      states: hashers.serialize(),
+      idleSeconds: this.config.digestSessionExpiresSeconds,
+    });
+    return expiresAt ?? this.fencedOff(session.id);
+  }
+
+  /** Digests of the whole upload, with the expected ones compared as for jobs (DIGEST_MISMATCH). */
+  private outcome(session: DigestSessionRow, hashers: SessionHashers, length: number) {
+    const digests = hashers.digests();
+    const error = mismatchError(digests, session.options.expected);
+    return {
+      offset: length,
+      length,
+      status: error ? ('failed' as const) : ('succeeded' as const),
+      digests,
+      error,
+      idleSeconds: this.config.digestSessionExpiresSeconds,
+    };
+  }
+
+  /** The session moved (another PATCH committed first), ended or expired since it was read. */
+  private async fencedOff(id: string): Promise<never> {
+    const now = await this.findLive(id);
+    throw this.conflict(id, undefined, now.uploadOffset);
+  }
+
+  private notFound(id: string): ApiError {
+    return new ApiError(HttpStatus.NOT_FOUND, 'SESSION_NOT_FOUND', `no digest session with id ${id}`, { id });
+  }
+
+  private conflict(id: string, offset: number | undefined, current: number): ApiError {
+    return new ApiError(HttpStatus.CONFLICT, 'OFFSET_MISMATCH', `digest session ${id} is at offset ${current}`, {
+      uploadOffset: current,
+      ...(offset === undefined ? {} : { received: offset }),
+    });
+  }
+
+  private tooLarge(size: number, limit: number): ApiError {
+    const message = `the upload would reach ${size} bytes; its limit is ${limit}`;
+    return new ApiError(HttpStatus.PAYLOAD_TOO_LARGE, 'UPLOAD_TOO_LARGE', message, { size, limit });
+  }
+
+  /** POST: exactly one of Upload-Length and Upload-Defer-Length: 1; null = deferred. */
+  private creationLength(request: CreateRequest): number | null {
+    const length = parseByteCount(request.uploadLength, 'Upload-Length', 'INVALID_UPLOAD_LENGTH');
+    const deferred = request.uploadDeferLength !== undefined;
+    if (deferred && (request.uploadDeferLength !== '1' || length !== undefined)) {
+      throw ApiError.badRequest(
+        'INVALID_UPLOAD_LENGTH',
+        'Upload-Defer-Length must be 1, and comes without Upload-Length',
+      );
+    }
+    if (length === undefined && !deferred) {
+      throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', 'Upload-Length or Upload-Defer-Length: 1 is required');
+    }
+    if (length !== undefined && length > this.config.digestSessionMaxBytes) {
+      throw this.tooLarge(length, this.config.digestSessionMaxBytes);
+    }
+    return length ?? null;
+  }
+
+  /** PATCH: a deferred length may be declared once; a known one may only be repeated. */
+  private patchLength(session: DigestSessionRow, declared: number | undefined): number | null {
+    if (declared === undefined || declared === session.uploadLength) return session.uploadLength;
+    if (session.uploadLength !== null || declared < session.uploadOffset) {
+      throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', `Upload-Length ${declared} contradicts the session`, {
+        uploadLength: session.uploadLength,
+        uploadOffset: session.uploadOffset,
+      });
+    }
+    if (declared > this.config.digestSessionMaxBytes) throw this.tooLarge(declared, this.config.digestSessionMaxBytes);
+    return declared;
+  }
+
+  private chunkChecksum(header: string | undefined): ChunkChecksum | undefined {
+    const parsed = parseChecksum(header);
+    if (!parsed) return undefined;
+    const info = findAlgorithm(parsed.algorithm);
+    if (!info) {
+      const message = `Upload-Checksum algorithm ${parsed.algorithm} is not supported`;
+      throw ApiError.badRequest('CHECKSUM_ALGORITHM_NOT_SUPPORTED', message, { algorithm: parsed.algorithm });
+    }
+    return { hasher: createHasher(info.name), algorithm: info.name, digest: parsed.digest };
+  }
+
+  private verifyChecksum(checksum: ChunkChecksum): void {
+    const actual = checksum.hasher.digest();
+    if (actual.equals(checksum.digest)) return;
+    throw new ApiError(
+      CHECKSUM_MISMATCH_STATUS,
+      'CHECKSUM_MISMATCH',
+      `the body's ${checksum.algorithm} differs from Upload-Checksum`,
+      {
+        algorithm: checksum.algorithm,
+        expected: checksum.digest.toString('base64'),
+        actual: actual.toString('base64'),
+      },
+    );
+  }
+
+  /**
+   * The hashq keys of Upload-Metadata: `algorithms` (comma-separated names), `outputLength`,
+   * `customization` (hex) and `expected-<algorithm>` (hex); checked as a job's fields are.
+   * Other keys (a file name, a type) are kept as they came and returned by HEAD.
+   */
+  private checkMetadata(metadata: Map<string, Buffer>): { algorithms: string[]; options: DigestSessionOptions } {
+    const text = (key: string): string | undefined => metadata.get(key)?.toString('utf8').trim();
+    const invalid = (message: string, details?: unknown) =>
+      ApiError.badRequest('INVALID_UPLOAD_METADATA', message, details);
+    const names = (text('algorithms') ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter((name) => name.length > 0);
+    if (names.length === 0 || names.length > MAX_ALGORITHMS) {
+      throw invalid(
+        `Upload-Metadata must carry algorithms: 1 to ${MAX_ALGORITHMS} comma-separated names, base64-encoded`,
+      );
+    }
+    const outputLength = text('outputLength');
+    if (
+      outputLength !== undefined &&
+      (!/^\d{1,5}$/.test(outputLength) || +outputLength < 1 || +outputLength > MAX_OUTPUT_LENGTH)
+    ) {
+      throw invalid(`outputLength must be 1 to ${MAX_OUTPUT_LENGTH}`, { outputLength });
+    }
+    const customization = text('customization');
+    if (customization !== undefined && !/^(?:[0-9a-fA-F]{2})*$/.test(customization)) {
+      throw invalid('customization must be hex');
+    }
+    if (customization !== undefined && customization.length > MAX_CUSTOMIZATION_HEX) {
+      throw invalid(`customization is limited to ${MAX_CUSTOMIZATION_HEX} hex digits`);
+    }
+    const expected = [...metadata.keys()].filter((key) => key.startsWith('expected-'));
+    const dto = {
+      algorithms: names,
+      outputLength: outputLength === undefined ? undefined : Number(outputLength),
+      customization,
+      expected:
+        expected.length === 0
+          ? undefined
+          : Object.fromEntries(expected.map((key) => [key.slice('expected-'.length), text(key)])),
+    } as CreateJobDto;
+    const { algorithms, options } = this.validator.check(dto);
+    return {
+      algorithms,
+      options: { outputLength: options.outputLength, customization: options.customization, expected: options.expected },
+    };
+  }
+}
+
+function mismatchError(
+  digests: Record<string, DigestValue>,
+  expected: Record<string, string> | undefined,
+): SessionError | null {
+  const mismatches = Object.entries(expected ?? {})
+    .filter(([algorithm, hex]) => digests[algorithm]?.hex !== hex)
+    .map(([algorithm, hex]) => [algorithm, { expected: hex, actual: digests[algorithm]?.hex }]);
+  if (mismatches.length === 0) return null;
+  return {
+    code: 'DIGEST_MISMATCH',
+    message: `digest differs from the expected value for ${mismatches.map(([algorithm]) => algorithm).join(', ')}`,
+    details: Object.fromEntries(mismatches),
+  };
+}

@@ -1,0 +1,53 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+
+import { createHasher } from '@hashq/native';
+
+import { BATCH_BYTES, HashPipeline } from './hash-pipeline';
+
+/** Writes `data` in random pieces as a request body would arrive, waiting whenever write() asks to. */
+async function writeInPieces(pipeline: HashPipeline, data: Buffer, maxPiece: number): Promise<void> {
+  for (let at = 0; at < data.length;) {
+    const piece = data.subarray(at, at + randomInt(1, maxPiece + 1));
+    at += piece.length;
+    await pipeline.write(Buffer.from(piece)); // a fresh buffer per piece, as sockets give them
+  }
+  await pipeline.drain();
+}
+
+describe('HashPipeline', () => {
+  it.each([
+    ['socket-sized pieces across batch edges', 3 * BATCH_BYTES + 12345, 64 * 1024],
+    ['pieces larger than a batch', 5 * BATCH_BYTES + 1, 3 * BATCH_BYTES],
+    ['small pieces', 2 * BATCH_BYTES + 7, 1000],
+    ['a small body', 1000, 100],
+  ])('feeds every byte once, in order: %s', async (_name, size, maxPiece) => {
+    const data = randomBytes(size);
+    const hasher = createHasher('sha256');
+    // a slow second absorber keeps batches in flight while the next ones fill
+    const slow = {
+      updateAsync: (chunk: Buffer) =>
+        new Promise((resolve) => setTimeout(resolve, 2)).then(() => hasher.updateAsync(chunk)),
+    };
+    const pipeline = new HashPipeline([slow], 100);
+    await writeInPieces(pipeline, data, maxPiece);
+    expect(pipeline.offset).toBe(100 + size);
+    expect(pipeline.waiting).toBe(0);
+    expect(hasher.digest().toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+    await pipeline.release();
+  });
+
+  it('asks the writer to wait only while a full batch waits for the hashers', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const pipeline = new HashPipeline([{ updateAsync: () => gate }], 0);
+    expect(pipeline.write(Buffer.alloc(BATCH_BYTES))).toBeUndefined(); // idle hashers: handed over at once
+    expect(pipeline.busy).toBe(true);
+    expect(pipeline.write(Buffer.alloc(BATCH_BYTES - 1))).toBeUndefined();
+    const waiting = pipeline.write(Buffer.alloc(1)); // second batch full, first still hashing
+    expect(waiting).toBeInstanceOf(Promise);
+    release();
+    await waiting;
+    await pipeline.drain();
+    expect([pipeline.offset, pipeline.busy]).toEqual([2 * BATCH_BYTES, false]);
+  });
+});
