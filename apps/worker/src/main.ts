@@ -3,14 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import { loadConfig, PinoNestLogger } from '@hashq/config';
 import { algorithms } from '@hashq/native';
 import { createWorkerLogger } from './logger.js';
-import { loadWorkerSettings } from './worker-config.js';
 import { WorkerModule } from './worker.module.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
-  const settings = loadWorkerSettings();
+  const settings = config.worker;
   const log = createWorkerLogger(config.logLevel);
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(settings, log), {
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
   });
   // Nest runs the shutdown hooks (checkpoint + release, then close) on these signals.

@@ -4,14 +4,13 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
 import { HASH_QUEUE, JobQueueReconciler, JobStoreModule, JobsRepository, type HashJobData } from '@hashq/jobs';
-import { FileRoots, loadRemoteConfig, SourceFactory } from '@hashq/sources';
+import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { Queue } from 'bullmq';
 import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module.js';
 import { CheckpointStore } from './checkpoint-store.js';
 import { HashProcessor } from './hash.processor.js';
-import { WORKER_SETTINGS, type WorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
 
 /** ioredis options from REDIS_URL; BullMQ workers need maxRetriesPerRequest: null (blocking commands). */
@@ -30,7 +29,7 @@ export function redisConnection(redisUrl: string) {
 
 @Module({})
 export class WorkerModule {
-  static register(settings: WorkerSettings, logger: Logger): DynamicModule {
+  static register(logger: Logger): DynamicModule {
     return {
       module: WorkerModule,
       imports: [
@@ -48,14 +47,13 @@ export class WorkerModule {
         BenchmarkModule,
       ],
       providers: [
-        { provide: WORKER_SETTINGS, useValue: settings },
         {
           provide: CheckpointStore,
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
           useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
             return new CheckpointStore(dataSource, config.databaseSchema, config.leaseSeconds, {
               // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
-              maxMs: settings.pgOutageMaxMs,
+              maxMs: config.worker.pgOutageMaxMs,
               initialDelayMs: 200,
               maxDelayMs: 5000,
               isTransient: isConnectionError,
@@ -73,7 +71,7 @@ export class WorkerModule {
           provide: SourceFactory,
           inject: [HASHQ_CONFIG],
           useFactory: (config: HashqConfig) =>
-            new SourceFactory(new FileRoots(config.fileRoots), loadRemoteConfig(process.env, config.allowHosts)),
+            new SourceFactory(new FileRoots(config.fileRoots), remoteConfig(config)),
         },
         {
           // Redis may have lost jobs that PostgreSQL still calls queued/running (e.g. a restart
