@@ -1,14 +1,13 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfig, PinoNestLogger } from '@hashq/config';
+import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { algorithms } from '@hashq/native';
-import { createWorkerLogger } from './logger.js';
 import { WorkerModule } from './worker.module.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const settings = config.worker;
-  const log = createWorkerLogger(config.logLevel);
+  const log = createLogger('worker', config.logLevel);
   const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
   });
@@ -39,7 +38,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  // Configuration or connection errors at start: one JSON line, then a non-zero exit.
-  process.stderr.write(`${JSON.stringify({ level: 60, service: 'worker', msg: 'worker failed to start', err: String(err) })}\n`);
+  // Configuration or connection errors at start: one line on stderr, then a non-zero exit.
+  logFatal('worker', 'worker failed to start', err);
   process.exit(1);
 });
