@@ -20,7 +20,8 @@ CHILDREN=()
 # This script's own lines take the services' form (@hashq/config's createLogger): readable, with
 # an ISO 8601 UTC time, when stdout is a terminal; JSON lines otherwise.
 if [ -t 1 ]; then PRETTY=1; else PRETTY=""; fi
-if [[ $(date -u +%3N) =~ ^[0-9]{3}$ ]]; then TIME_FORMAT=+%Y-%m-%dT%H:%M:%S.%3NZ; else TIME_FORMAT=+%Y-%m-%dT%H:%M:%SZ; fi
+TIME_FORMAT=+%Y-%m-%dT%H:%M:%S.%3NZ
+[[ $(date -u +%3N) =~ ^[0-9]{3}$ ]] || TIME_FORMAT=+%Y-%m-%dT%H:%M:%SZ # BSD date: whole seconds
 json_string() {
   local s=${1//\\/\\\\}
   s=${s//\"/\\\"}
