@@ -12,7 +12,7 @@ import { HashRun, type RunOutcome } from './hash-run.js';
 import { classifyError } from './job-errors.js';
 import { WorkerMetrics } from './worker-metrics.js';
 
-/** BullMQ options are fixed when the class is decorated, so they come from the environment directly. */
+/** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
 function workerOptions() {
   const { workerConcurrency, worker: settings } = loadConfig();
   return {
