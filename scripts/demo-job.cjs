@@ -10,6 +10,7 @@
  * one job with sha256, sha512, sha3-256 and crc64nvme (one read pass),
  * follows its progress, prints the digests and compares the first three
  * with Node's crypto over the same file. Exit code 0 when they match.
+ * Its lines come from the services' logger (@hashq/config, built by `npm run build`).
  */
 'use strict';
 
@@ -18,11 +19,14 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { pipeline } = require('node:stream/promises');
 
+const { createLogger } = require('../dist/libs/config/src/logger.js');
+
 const [url, root] = process.argv.slice(2);
 const BYTES = Number(process.env.HASHQ_DEMO_BYTES ?? 256 * 1024 * 1024);
 const ALGORITHMS = ['sha256', 'sha512', 'sha3-256', 'crc64nvme'];
 const CHECKED = ['sha256', 'sha512', 'sha3-256'];
-const log = (msg) => console.log(`[hashq demo] ${msg}`);
+const logger = createLogger('demo', 'info');
+const log = (msg) => logger.info(msg);
 
 async function ensureFile(file) {
   const st = fs.statSync(file, { throwIfNoEntry: false });
@@ -97,6 +101,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  log(`FAILED: ${err.message}`);
+  logger.error(`FAILED: ${err.message}`);
   process.exitCode = 1;
 });

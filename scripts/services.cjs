@@ -2,7 +2,7 @@
 // Small probes for scripts/start.sh (it runs before anything is built):
 //   node scripts/services.cjs pg-ready <url>          exit 0 when the PostgreSQL server answers `select 1`
 //   node scripts/services.cjs redis-ready <url>       exit 0 when Redis answers PING
-//   node scripts/services.cjs ensure-database <url>   creates the database of <url> if it is missing
+//   node scripts/services.cjs ensure-database <url>   creates the database of <url> if it is missing (prints its name)
 //   node scripts/services.cjs wait-http <url> <secs>  exit 0 once <url> answers 2xx
 const { Client } = require('pg');
 const { Redis } = require('ioredis');
@@ -47,7 +47,7 @@ const commands = {
       const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
       if (rowCount === 0) {
         await client.query(`CREATE DATABASE "${name}"`);
-        console.log(`[hashq] created database ${name}`);
+        console.log(name);
       }
     });
   },

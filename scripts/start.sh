@@ -19,8 +19,30 @@ STARTED_PG=""
 STARTED_REDIS=""
 CHILDREN=()
 
-log() { printf '[hashq] %s\n' "$*"; }
-die() { printf '[hashq] error: %s\n' "$*" >&2; exit 1; }
+# This script's own lines take the services' form (@hashq/config's createLogger): readable, with
+# an ISO 8601 UTC time, when stdout is a terminal; JSON lines otherwise.
+if [ -t 1 ]; then PRETTY=1; else PRETTY=""; fi
+TIME_FORMAT=+%Y-%m-%dT%H:%M:%S.%3NZ
+[[ $(date -u +%3N) =~ ^[0-9]{3}$ ]] || TIME_FORMAT=+%Y-%m-%dT%H:%M:%SZ # BSD date: whole seconds
+json_string() {
+  local s=${1//\\/\\\\}
+  s=${s//\"/\\\"}
+  s=${s//$'\n'/\\n}
+  s=${s//$'\t'/\\t}
+  printf '"%s"' "$s"
+}
+emit() { # emit <pino level> <label> <message>
+  local time
+  time=$(date -u "$TIME_FORMAT")
+  if [ -n "$PRETTY" ]; then
+    printf '[%s] %s (start/%s): %s\n' "$time" "$2" "$$" "$3"
+  else
+    printf '{"level":%s,"time":"%s","pid":%s,"service":"start","name":"start","msg":%s}\n' \
+      "$1" "$time" "$$" "$(json_string "$3")"
+  fi
+}
+log() { emit 30 INFO "$*"; }
+die() { emit 50 ERROR "$*" >&2; exit 1; }
 services() { node scripts/services.cjs "$@"; }
 
 # PostgreSQL refuses to run as root: run its tools as the "postgres" user then.
@@ -49,16 +71,16 @@ install_servers() {
     apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql redis-server
     return
   fi
-  cat >&2 <<MSG
-[hashq] No PostgreSQL/Redis found (DATABASE_URL/REDIS_URL unset, nothing on 127.0.0.1:5432/6379,
-        and no postgres/redis-server binaries to start private ones). Install them, e.g.:
-          Debian/Ubuntu:  sudo apt-get install -y postgresql redis-server
-          Fedora:         sudo dnf install -y postgresql-server redis
-          macOS:          brew install postgresql@16 redis
-        then run \`npm start\` again. Or run everything in containers:
-          docker compose -f docker/compose.yml up --build
+  die "$(cat <<MSG
+No PostgreSQL/Redis found (DATABASE_URL/REDIS_URL unset, nothing on 127.0.0.1:5432/6379,
+  and no postgres/redis-server binaries to start private ones). Install them, e.g.:
+    Debian/Ubuntu:  sudo apt-get install -y postgresql redis-server
+    Fedora:         sudo dnf install -y postgresql-server redis
+    macOS:          brew install postgresql@16 redis
+  then run \`npm start\` again. Or run everything in containers:
+    docker compose -f docker/compose.yml up --build
 MSG
-  exit 1
+)"
 }
 
 start_private_postgres() {
@@ -151,7 +173,8 @@ fi
 
 log "building (nest build api, worker)"
 npm run --silent build
-services ensure-database "$DATABASE_URL"
+CREATED=$(services ensure-database "$DATABASE_URL")
+if [ -n "$CREATED" ]; then log "created database $CREATED"; fi
 node dist/libs/database/src/migrate-cli.js
 if [ -z "${HASHQ_FILE_ROOTS:-}" ]; then mkdir -p "$ROOT/data"; fi
 
@@ -162,14 +185,12 @@ node dist/apps/worker/main.js &
 CHILDREN+=($!)
 URL="http://127.0.0.1:${PORT:-3000}"
 services wait-http "$URL/health" 90 || die "the API did not become healthy"
-cat <<MSG
-[hashq] up and running (Ctrl-C stops it)
-          API      $URL/v1/jobs
-          OpenAPI  $URL/docs
-          health   $URL/health
-          metrics  $URL/metrics
-          files    ${HASHQ_FILE_ROOTS:-$ROOT/data}   (the only folders jobs may read)
-MSG
+log "up and running (Ctrl-C stops it)"
+log "  API      $URL/v1/jobs"
+log "  OpenAPI  $URL/docs"
+log "  health   $URL/health"
+log "  metrics  $URL/metrics"
+log "  files    ${HASHQ_FILE_ROOTS:-$ROOT/data}   (the only folders jobs may read)"
 # 5. the main job: hash a file through the system and check the digests
 # (HASHQ_DEMO=0 skips it; HASHQ_DEMO_BYTES sets the file size)
 if [ "${HASHQ_DEMO:-1}" != 0 ]; then

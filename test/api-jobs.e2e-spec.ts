@@ -6,9 +6,8 @@ import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import request from 'supertest';
 
-import { HASH_QUEUE } from '@hashq/jobs';
+import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
 
-import { QueueReconciler } from '../apps/api/src/jobs/queue-reconciler.service';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 
@@ -219,12 +218,12 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     await db.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [doneJob.id]);
     await queue.obliterate({ force: true }); // Redis loses every key of the queue
 
-    const restored = await app.get(QueueReconciler).reconcile();
+    const restored = await app.get(JobQueueReconciler).reconcile();
     expect(restored).toBe(await unfinishedCount());
     expect((await queue.getJob(queuedJob.id))?.data).toEqual({ jobId: queuedJob.id });
     expect((await queue.getJob(runningJob.id))?.data).toEqual({ jobId: runningJob.id });
     expect(await queue.getJob(doneJob.id)).toBeUndefined();
-    expect(await app.get(QueueReconciler).reconcile()).toBe(0);
+    expect(await app.get(JobQueueReconciler).reconcile()).toBe(0);
   });
 
   async function unfinishedCount(): Promise<number> {

@@ -12,9 +12,8 @@ import { PRIORITY_LIMIT, Queue } from 'bullmq';
 import { Client } from 'pg';
 import request from 'supertest';
 
-import { HASH_QUEUE } from '@hashq/jobs';
+import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
 
-import { QueueReconciler } from '../apps/api/src/jobs/queue-reconciler.service';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 
@@ -58,7 +57,7 @@ describe('job priority and the queue reconciler (e2e)', () => {
     const last = await insertQueued({ priority: PRIORITY_LIMIT }, '2 minutes');
 
     app = await createApiApp(env);
-    await app.get(QueueReconciler).reconcile();
+    await app.get(JobQueueReconciler).reconcile();
 
     for (const id of [...lost, last]) {
       const job = await queue.getJob(id);
@@ -73,7 +72,7 @@ describe('job priority and the queue reconciler (e2e)', () => {
       expect(res.body.finishedAt).not.toBeNull();
     }
     // A later round has nothing left to do with them.
-    expect(await app.get(QueueReconciler).reconcile()).toBe(0);
+    expect(await app.get(JobQueueReconciler).reconcile()).toBe(0);
   });
 
   it('accepts BullMQ\'s highest priority and enqueues it; one more is a 400', async () => {

@@ -17,8 +17,8 @@ import request from 'supertest';
 import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
 import { benchQueueName } from '@hashq/bench';
+import { redisOptions } from '@hashq/jobs';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
-import { redisConnection } from '../apps/worker/src/redis-connection';
 import { createApiApp } from './helpers/api';
 import { type TestEnv, createTestEnv } from './helpers/env';
 
@@ -34,7 +34,10 @@ async function startWorker(env: TestEnv): Promise<TestingModule> {
       DatabaseModule,
       BullModule.forRootAsync({
         inject: [HASHQ_CONFIG],
-        useFactory: (config: HashqConfig) => ({ connection: redisConnection(config.redisUrl), prefix: config.queuePrefix }),
+        useFactory: (config: HashqConfig) => ({
+          connection: redisOptions(config.redisUrl, 'consumer'),
+          prefix: config.queuePrefix,
+        }),
       }),
       BenchmarkModule,
     ],

@@ -10,7 +10,9 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { QueueReconciler } from '../apps/api/src/jobs/queue-reconciler.service';
+
+import { JobQueueReconciler } from '@hashq/jobs';
+
 import { createApiApp } from './helpers/api';
 import { fileDigest, isCheckpoint, MiB, WorkerTestEnv, type LogLine } from './helpers/worker-process';
 
@@ -78,7 +80,7 @@ describe('durability: Redis loss', () => {
     // not matter (rounds are idempotent); afterwards every job PostgreSQL still calls queued has its
     // BullMQ job again.
     api = await createApiApp(env.env);
-    await api.get(QueueReconciler).reconcile();
+    await api.get(JobQueueReconciler).reconcile();
     const { rows: waiting } = await env.db.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'queued'`);
     const missing: string[] = [];
     for (const { id } of waiting) {

@@ -3,6 +3,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 
 import { type ConfigModuleOptions, HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
+import { redisOptions } from '@hashq/jobs';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';
@@ -23,7 +24,7 @@ export class AppModule {
         BullModule.forRootAsync({
           inject: [HASHQ_CONFIG],
           useFactory: (config: HashqConfig) => ({
-            connection: { url: config.redisUrl },
+            connection: redisOptions(config.redisUrl, 'producer'),
             prefix: config.queuePrefix,
           }),
         }),

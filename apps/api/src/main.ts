@@ -3,7 +3,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
-import { ConfigError, PinoNestLogger, createLogger, loadConfig } from '@hashq/config';
+import { PinoNestLogger, createLogger, loadConfig, logFatal } from '@hashq/config';
 
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
@@ -22,10 +22,6 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-  } else {
-    console.error(err);
-  }
+  logFatal('api', 'api failed to start', err);
   process.exit(1);
 });

@@ -10,14 +10,13 @@ import type { Logger } from 'pino';
 import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-store.js';
 import { HashRun, type RunOutcome } from './hash-run.js';
 import { classifyError } from './job-errors.js';
-import { loadWorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
 
-/** BullMQ options are fixed when the class is decorated, so they come from the environment directly. */
+/** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
 function workerOptions() {
-  const settings = loadWorkerSettings();
+  const { workerConcurrency, worker: settings } = loadConfig();
   return {
-    concurrency: loadConfig().workerConcurrency,
+    concurrency: workerConcurrency,
     lockDuration: settings.lockDurationMs,
     stalledInterval: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,

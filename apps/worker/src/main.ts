@@ -1,16 +1,14 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
-import { loadConfig, PinoNestLogger } from '@hashq/config';
+import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { algorithms } from '@hashq/native';
-import { createWorkerLogger } from './logger.js';
-import { loadWorkerSettings } from './worker-config.js';
 import { WorkerModule } from './worker.module.js';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
-  const settings = loadWorkerSettings();
-  const log = createWorkerLogger(config.logLevel);
-  const app = await NestFactory.createApplicationContext(WorkerModule.register(settings, log), {
+  const settings = config.worker;
+  const log = createLogger('worker', config.logLevel);
+  const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
   });
   // Nest runs the shutdown hooks (checkpoint + release, then close) on these signals.
@@ -41,7 +39,7 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((err: unknown) => {
-  // Configuration or connection errors at start: one JSON line, then a non-zero exit.
-  process.stderr.write(`${JSON.stringify({ level: 60, service: 'worker', msg: 'worker failed to start', err: String(err) })}\n`);
+  // Configuration or connection errors at start: one line on stderr, then a non-zero exit.
+  logFatal('worker', 'worker failed to start', err);
   process.exit(1);
 });

@@ -13,9 +13,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
+import { loadConfig } from '@hashq/config';
+
 import { renderComparison, renderReport } from './html';
 import { runBenchmark, type Progress } from './measure';
-import { saveRunFromEnv } from './store';
+import { saveRunTo } from './store';
 import { textTables } from './tables';
 import type { BenchmarkRun, Provider } from './types';
 
@@ -48,6 +50,7 @@ function progressBar(p: Progress): void {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  const database = args.save ? loadConfig() : undefined; // a bad configuration stops before measuring
   const run = await runBenchmark(args, progressBar);
   const m = run.machine;
   console.log(
@@ -56,8 +59,8 @@ async function main(): Promise<void> {
       `overhead ${run.settings.counterOverhead} ticks subtracted; ${(run.durationMs / 1000).toFixed(1)} s`,
   );
   console.log(textTables(run));
-  if (args.save) {
-    run.id = await saveRunFromEnv(run);
+  if (database) {
+    run.id = await saveRunTo(database, run);
     console.log(`\nsaved in PostgreSQL as run ${run.id}`);
   }
   fs.mkdirSync(args.out, { recursive: true });

@@ -5,6 +5,8 @@
  * (migrations/1764800000000-CreateBenchmarks.ts); when the workers of each
  * architecture last reported (benchmark_workers, migrations/1764900000000-BenchmarkWorkers.ts).
  */
+import type { HashqConfig } from '@hashq/config';
+
 import type { BenchmarkRun } from './types';
 
 /** Both a TypeORM DataSource and a pg client adapter fit. */
@@ -97,14 +99,15 @@ export async function expireOrphanedRuns(db: Queryable, timeoutSeconds: number):
   return rowsOf<{ id: string }>(result, true).map((row) => row.id);
 }
 
-/** --save of the CLI: DATABASE_URL and DATABASE_SCHEMA as for the service. */
-export async function saveRunFromEnv(run: BenchmarkRun): Promise<string> {
+/** --save of the CLI: the service's database (DATABASE_URL and DATABASE_SCHEMA, validated by @hashq/config). */
+export async function saveRunTo(
+  database: Pick<HashqConfig, 'databaseUrl' | 'databaseSchema'>,
+  run: BenchmarkRun,
+): Promise<string> {
   const { Client } = await import('pg');
-  const schema = process.env.DATABASE_SCHEMA ?? 'public';
-  if (!/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`DATABASE_SCHEMA must be a lower-case SQL identifier`);
   const client = new Client({
-    connectionString: process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq',
-    options: `-c search_path=${schema}`,
+    connectionString: database.databaseUrl,
+    options: `-c search_path=${database.databaseSchema}`,
   });
   await client.connect();
   try {

@@ -31,6 +31,19 @@ describe('loadConfig', () => {
       benchmarkWorkerTimeoutSeconds: 120,
       allowHosts: [],
       stateKeys: [{ id: 'a', key: KEY_A }],
+      worker: {
+        lockDurationMs: 60_000,
+        stalledIntervalMs: 30_000,
+        maxStalledCount: 10,
+        shutdownTimeoutMs: 9_000,
+        pgOutageMaxMs: 300_000,
+      },
+      remote: {
+        connectTimeoutMs: 15_000,
+        idleTimeoutMs: 30_000,
+        maxRedirects: 5,
+        s3: { endpoint: undefined, region: 'us-east-1', credentials: undefined, forcePathStyle: false, maxAttempts: 4 },
+      },
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -63,6 +76,22 @@ describe('loadConfig', () => {
       DIGEST_SESSION_EXPIRES_SECONDS: '600',
       DIGEST_SESSION_CLEANUP_SECONDS: '10',
       DIGEST_SESSION_MAX_BYTES: '1073741824',
+      WORKER_LOCK_DURATION_MS: '2000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
+      WORKER_MAX_STALLED_COUNT: '0',
+      WORKER_SHUTDOWN_TIMEOUT_MS: '500',
+      PG_OUTAGE_MAX_SECONDS: '0',
+      HTTP_CONNECT_TIMEOUT_MS: '100',
+      HTTP_IDLE_TIMEOUT_MS: '600000',
+      HTTP_MAX_REDIRECTS: '0',
+      S3_ENDPOINT: 'http://minio:9000',
+      S3_REGION: 'eu-west-3',
+      AWS_REGION: 'us-west-2',
+      S3_ACCESS_KEY_ID: 'key',
+      S3_SECRET_ACCESS_KEY: 'secret',
+      S3_SESSION_TOKEN: 'token',
+      S3_FORCE_PATH_STYLE: 'yes',
+      S3_MAX_ATTEMPTS: '20',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -93,8 +122,32 @@ describe('loadConfig', () => {
       digestSessionExpiresSeconds: 600,
       digestSessionCleanupSeconds: 10,
       digestSessionMaxBytes: 1073741824,
+      worker: {
+        lockDurationMs: 2000,
+        stalledIntervalMs: 1000,
+        maxStalledCount: 0,
+        shutdownTimeoutMs: 500,
+        pgOutageMaxMs: 0,
+      },
+      remote: {
+        connectTimeoutMs: 100,
+        idleTimeoutMs: 600_000,
+        maxRedirects: 0,
+        s3: {
+          endpoint: 'http://minio:9000',
+          region: 'eu-west-3',
+          credentials: { accessKeyId: 'key', secretAccessKey: 'secret', sessionToken: 'token' },
+          forcePathStyle: true,
+          maxAttempts: 20,
+        },
+      },
       logLevel: 'debug',
     });
+  });
+
+  it('takes the S3 region from AWS_REGION when S3_REGION is unset', () => {
+    expect(loadConfig({ ...KEYS, AWS_REGION: 'ap-south-1' }).remote.s3.region).toBe('ap-south-1');
+    expect(loadConfig({ ...KEYS, S3_REGION: ' ', AWS_REGION: 'ap-south-1' }).remote.s3.region).toBe('ap-south-1');
   });
 
   it('lists every problem at once', () => {
@@ -207,5 +260,49 @@ describe('loadConfig', () => {
       digestSessionCleanupSeconds: 60,
       digestSessionMaxBytes: 2 ** 40,
     });
+  });
+
+  it('refuses worker settings out of range', () => {
+    for (const [name, bad] of [
+      ['WORKER_LOCK_DURATION_MS', '999'],
+      ['WORKER_LOCK_DURATION_MS', '3600001'],
+      ['WORKER_STALLED_INTERVAL_MS', '499'],
+      ['WORKER_MAX_STALLED_COUNT', '1001'],
+      ['WORKER_SHUTDOWN_TIMEOUT_MS', '99'],
+      ['WORKER_SHUTDOWN_TIMEOUT_MS', '60001'],
+      ['PG_OUTAGE_MAX_SECONDS', '86401'],
+      ['PG_OUTAGE_MAX_SECONDS', '-1'],
+    ]) {
+      expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`${name} must be an integer`));
+    }
+  });
+
+  it('refuses remote-source settings and lists them with the others', () => {
+    let error: unknown;
+    try {
+      loadConfig({
+        ...KEYS,
+        PORT: 'x',
+        HTTP_MAX_REDIRECTS: 'x',
+        S3_ENDPOINT: 'ftp://a',
+        S3_ACCESS_KEY_ID: 'a',
+        S3_MAX_ATTEMPTS: '0',
+      });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual([
+      'PORT must be an integer between 0 and 65535, got "x"',
+      'HTTP_MAX_REDIRECTS must be an integer between 0 and 20, got "x"',
+      'S3_ENDPOINT must be http(s), got "ftp://a"',
+      'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together',
+      'S3_MAX_ATTEMPTS must be an integer between 1 and 20, got "0"',
+    ]);
+    expect(() => loadConfig({ S3_ENDPOINT: 'not a url' })).toThrow(/S3_ENDPOINT is not a valid URL/);
+    for (const bad of ['HTTP_CONNECT_TIMEOUT_MS', 'HTTP_IDLE_TIMEOUT_MS']) {
+      expect(() => loadConfig({ [bad]: '99' })).toThrow(new RegExp(bad));
+      expect(() => loadConfig({ [bad]: '600001' })).toThrow(new RegExp(bad));
+    }
   });
 });

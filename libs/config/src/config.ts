@@ -52,6 +52,10 @@ export interface HashqConfig {
   digestSessionCleanupSeconds: number;
   /** API: the largest digest session, bytes (tus `Tus-Max-Size`). */
   digestSessionMaxBytes: number;
+  /** Worker only: BullMQ's stall detection, the shutdown deadline and PostgreSQL outages. */
+  worker: WorkerSettings;
+  /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
+  remote: RemoteSettings;
   logLevel: LogLevel;
 }
 
@@ -59,6 +63,45 @@ export interface HashqConfig {
 export interface StateKey {
   id: string;
   key: Buffer;
+}
+
+/** Worker-only settings; apps/worker/README.md explains these values. */
+export interface WorkerSettings {
+  /** WORKER_LOCK_DURATION_MS: BullMQ lock on an active job, renewed every half of it. */
+  lockDurationMs: number;
+  /** WORKER_STALLED_INTERVAL_MS: how often workers look for jobs whose lock expired. */
+  stalledIntervalMs: number;
+  /** WORKER_MAX_STALLED_COUNT: stalls (dead workers) one job survives before BullMQ fails it. */
+  maxStalledCount: number;
+  /** WORKER_SHUTDOWN_TIMEOUT_MS: a stopping worker exits after this long even if its job did not release. */
+  shutdownTimeoutMs: number;
+  /**
+   * PG_OUTAGE_MAX_SECONDS (in ms here): how long one heartbeat/checkpoint write is retried while
+   * PostgreSQL is away (capped exponential backoff, the hash states kept in memory); 0 = no retries.
+   */
+  pgOutageMaxMs: number;
+}
+
+/** Settings of the remote sources (HTTP and S3). */
+export interface RemoteSettings {
+  /** HTTP_CONNECT_TIMEOUT_MS: until the response headers arrive. */
+  connectTimeoutMs: number;
+  /** HTTP_IDLE_TIMEOUT_MS: longest silence of a connection while reading the body. */
+  idleTimeoutMs: number;
+  /** HTTP_MAX_REDIRECTS: redirects followed per request. */
+  maxRedirects: number;
+  s3: {
+    /** S3_ENDPOINT, e.g. http://minio:9000 (absent: AWS for the region). */
+    endpoint?: string;
+    /** S3_REGION, else AWS_REGION, else us-east-1. */
+    region: string;
+    /** S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_SESSION_TOKEN (absent: the SDK's credential chain). */
+    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+    /** S3_FORCE_PATH_STYLE: 1, true, yes or on for MinIO/Ceph-style endpoints. */
+    forcePathStyle: boolean;
+    /** S3_MAX_ATTEMPTS: SDK attempts per request, with its exponential backoff. */
+    maxAttempts: number;
+  };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -112,6 +155,22 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     DIGEST_SESSION_EXPIRES_SECONDS: '86400',
     DIGEST_SESSION_CLEANUP_SECONDS: '60',
     DIGEST_SESSION_MAX_BYTES: String(2 ** 40),
+    WORKER_LOCK_DURATION_MS: '60000',
+    WORKER_STALLED_INTERVAL_MS: '30000',
+    WORKER_MAX_STALLED_COUNT: '10',
+    WORKER_SHUTDOWN_TIMEOUT_MS: '9000',
+    PG_OUTAGE_MAX_SECONDS: '300',
+    HTTP_CONNECT_TIMEOUT_MS: '15000',
+    HTTP_IDLE_TIMEOUT_MS: '30000',
+    HTTP_MAX_REDIRECTS: '5',
+    S3_ENDPOINT: '',
+    S3_REGION: '',
+    AWS_REGION: 'us-east-1',
+    S3_ACCESS_KEY_ID: '',
+    S3_SECRET_ACCESS_KEY: '',
+    S3_SESSION_TOKEN: '',
+    S3_FORCE_PATH_STYLE: 'false',
+    S3_MAX_ATTEMPTS: '4',
     LOG_LEVEL: 'info',
   };
 }
@@ -141,6 +200,22 @@ export type EnvName =
   | 'DIGEST_SESSION_EXPIRES_SECONDS'
   | 'DIGEST_SESSION_CLEANUP_SECONDS'
   | 'DIGEST_SESSION_MAX_BYTES'
+  | 'WORKER_LOCK_DURATION_MS'
+  | 'WORKER_STALLED_INTERVAL_MS'
+  | 'WORKER_MAX_STALLED_COUNT'
+  | 'WORKER_SHUTDOWN_TIMEOUT_MS'
+  | 'PG_OUTAGE_MAX_SECONDS'
+  | 'HTTP_CONNECT_TIMEOUT_MS'
+  | 'HTTP_IDLE_TIMEOUT_MS'
+  | 'HTTP_MAX_REDIRECTS'
+  | 'S3_ENDPOINT'
+  | 'S3_REGION'
+  | 'AWS_REGION'
+  | 'S3_ACCESS_KEY_ID'
+  | 'S3_SECRET_ACCESS_KEY'
+  | 'S3_SESSION_TOKEN'
+  | 'S3_FORCE_PATH_STYLE'
+  | 'S3_MAX_ATTEMPTS'
   | 'LOG_LEVEL';
 
 /** Reads and validates the configuration; `env` defaults to process.env. */
@@ -230,6 +305,19 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     digestSessionExpiresSeconds: int('DIGEST_SESSION_EXPIRES_SECONDS', 1, 365 * 86400),
     digestSessionCleanupSeconds: int('DIGEST_SESSION_CLEANUP_SECONDS', 1, 86400),
     digestSessionMaxBytes: int('DIGEST_SESSION_MAX_BYTES', 1),
+    worker: {
+      lockDurationMs: int('WORKER_LOCK_DURATION_MS', 1_000, 3_600_000),
+      stalledIntervalMs: int('WORKER_STALLED_INTERVAL_MS', 500, 3_600_000),
+      maxStalledCount: int('WORKER_MAX_STALLED_COUNT', 0, 1_000),
+      shutdownTimeoutMs: int('WORKER_SHUTDOWN_TIMEOUT_MS', 100, 60_000),
+      pgOutageMaxMs: int('PG_OUTAGE_MAX_SECONDS', 0, 86_400) * 1000,
+    },
+    remote: {
+      connectTimeoutMs: int('HTTP_CONNECT_TIMEOUT_MS', 100, 600_000),
+      idleTimeoutMs: int('HTTP_IDLE_TIMEOUT_MS', 100, 600_000),
+      maxRedirects: int('HTTP_MAX_REDIRECTS', 0, 20),
+      s3: s3Settings(raw, int, problems),
+    },
     logLevel,
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -266,6 +354,40 @@ function parseStateKeys(text: string, problems: string[]): StateKey[] {
     }
   });
   return keys;
+}
+
+/** The S3 part of RemoteSettings; its problems go to `problems`. */
+function s3Settings(
+  raw: (name: EnvName) => string,
+  int: (name: EnvName, min: number, max: number) => number,
+  problems: string[],
+): RemoteSettings['s3'] {
+  const endpoint = raw('S3_ENDPOINT') || undefined;
+  if (endpoint) {
+    try {
+      const url = new URL(endpoint);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        problems.push(`S3_ENDPOINT must be http(s), got "${endpoint}"`);
+      }
+    } catch {
+      problems.push(`S3_ENDPOINT is not a valid URL: "${endpoint}"`);
+    }
+  }
+  const accessKeyId = raw('S3_ACCESS_KEY_ID');
+  const secretAccessKey = raw('S3_SECRET_ACCESS_KEY');
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    problems.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together');
+  }
+  return {
+    endpoint,
+    region: raw('S3_REGION') || raw('AWS_REGION'),
+    credentials:
+      accessKeyId && secretAccessKey
+        ? { accessKeyId, secretAccessKey, sessionToken: raw('S3_SESSION_TOKEN') || undefined }
+        : undefined,
+    forcePathStyle: /^(1|true|yes|on)$/i.test(raw('S3_FORCE_PATH_STYLE')),
+    maxAttempts: int('S3_MAX_ATTEMPTS', 1, 20),
+  };
 }
 
 const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;

@@ -1,11 +1,51 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
+import { build as prettyStream } from 'pino-pretty';
 
-import type { LogLevel } from './config';
+import { ConfigError, type LogLevel } from './config';
 
-/** One JSON object per line on stdout; `name` tells the api from the worker. */
-export function createLogger(name: string, level: LogLevel): Logger {
-  return pino({ name, level, base: { pid: process.pid, service: name } });
+export interface LogOutput {
+  /** Whether the output is a terminal (default: process.stdout.isTTY): pretty lines there, else JSON. */
+  isTTY?: boolean;
+  /** Where the lines go (default: stdout). */
+  destination?: NodeJS.WritableStream;
+}
+
+/** The time of every line of every service, also in the pretty form: ISO 8601 UTC (pino's isoTime). */
+const PRETTY_TIME = "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'";
+
+/**
+ * The log of a service: one JSON object per line, or readable lines (pino-pretty) on a terminal.
+ * `name` (api, worker, …) is on every line; hash states are never logged, and `state`/`states`
+ * keys are redacted in case one ever is.
+ */
+export function createLogger(name: string, level: LogLevel, output: LogOutput = {}): Logger {
+  const isTTY = output.isTTY ?? Boolean(process.stdout.isTTY);
+  const options = {
+    name,
+    level,
+    base: { pid: process.pid, service: name },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: ['state', 'states', '*.state', '*.states'], censor: '[redacted]' },
+  };
+  if (!isTTY) return output.destination ? pino(options, output.destination) : pino(options);
+  const pretty = prettyStream({
+    destination: output.destination ?? 1,
+    sync: true,
+    ...(output.destination && { colorize: false }), // colors on the real terminal only
+    translateTime: PRETTY_TIME,
+    ignore: 'service', // the name shows it
+  });
+  return pino(options, pretty);
+}
+
+/**
+ * Logs on stderr, in the same form, why a program stops before its logger exists (e.g. every
+ * problem of an invalid configuration); the caller exits.
+ */
+export function logFatal(name: string, message: string, err: unknown): void {
+  const log = createLogger(name, 'info', { isTTY: Boolean(process.stderr.isTTY), destination: process.stderr });
+  log.fatal(err instanceof ConfigError ? { problems: err.problems } : { err }, message);
 }
 
 /** Routes Nest's own log calls (bootstrap, exceptions) into pino. */

@@ -5,4 +5,8 @@ export * from './jobs.repository';
 export * from './job-store.module';
 export * from './metrics';
 export * from './queue-reconciler';
+export * from './queue-reconciler.module';
+export * from './hash-queue.module';
+export * from './redis';
+export * from './with-timeout';
 export * from './attempts';

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 
 import type { JobsRepository } from './jobs.repository';
 import { ENQUEUE_REFUSED, type HashJobData, hashJobOptions } from './queue';
+import { TimeoutError, withTimeout } from './with-timeout';
 
 export interface ReconcilerOptions {
   /** Time between two rounds (one round also runs at start). */
@@ -13,9 +14,6 @@ export interface ReconcilerOptions {
   /** MAX_JOB_ATTEMPTS: a job that has taken this many leases is failed (ATTEMPTS_EXHAUSTED), not re-enqueued. */
   maxAttempts: number;
 }
-
-/** A Redis call that did not answer in time (Redis is away or overloaded: not the job's fault). */
-class RedisTimeoutError extends Error {}
 
 /** BullMQ states in which a job will still run (or runs): nothing to do for it. */
 const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'active', 'waiting-children', 'paused']);
@@ -132,7 +130,7 @@ export class JobQueueReconciler {
       await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, priority)));
       return null;
     } catch (err) {
-      if (err instanceof RedisTimeoutError || err instanceof ReplyError || !(await this.redisAnswers())) throw err;
+      if (err instanceof TimeoutError || err instanceof ReplyError || !(await this.redisAnswers())) throw err;
       return err instanceof Error ? err : new Error(String(err));
     }
   }
@@ -146,18 +144,9 @@ export class JobQueueReconciler {
     }
   }
 
-  private async redis<T>(call: Promise<T>): Promise<T> {
-    call.catch(() => undefined); // it may settle after the timeout
-    const ms = this.options.redisTimeoutMs ?? 2000;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisTimeoutError(`redis did not answer within ${ms} ms`)), ms);
-    });
-    try {
-      return await Promise.race([call, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+  /** A Redis call that does not answer in time (Redis away or overloaded: not the job's fault) ends the round. */
+  private redis<T>(call: Promise<T>): Promise<T> {
+    return withTimeout(call, this.options.redisTimeoutMs ?? 2000, 'redis');
   }
 
   /** The timer's round: skipped while one runs, errors logged (the next round retries). */

@@ -1,7 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { loadConfig } from '@hashq/config';
 import { isForbiddenAddress, NetGuard, normalizeAddress } from './net-guard';
-import { loadRemoteConfig } from './remote-config';
+import { remoteConfig } from './remote-config';
 import { SourceError } from './source-error';
 import { parseRemoteSource } from './source-spec';
 
@@ -307,13 +308,10 @@ describe('NetGuard', () => {
     }
   });
 
-  it('remote configuration: defaults and validation', () => {
-    const config = loadRemoteConfig({});
-    expect([config.connectTimeoutMs, config.idleTimeoutMs, config.maxRedirects]).toEqual([15000, 30000, 5]);
-    expect(config.s3).toEqual({ endpoint: undefined, region: 'us-east-1', credentials: undefined, forcePathStyle: false, maxAttempts: 4 });
-    expect(config.guard.addressAllowed('127.0.0.1')).toBe(false);
-    expect(() => loadRemoteConfig({ HTTP_MAX_REDIRECTS: 'x', S3_ENDPOINT: 'ftp://a', S3_ACCESS_KEY_ID: 'a' })).toThrow(
-      /S3_ENDPOINT[\s\S]*S3_SECRET_ACCESS_KEY[\s\S]*HTTP_MAX_REDIRECTS/,
-    );
+  it('remote configuration: the guard allows what HASHQ_ALLOW_HOSTS lists, nothing internal by default', () => {
+    expect(remoteConfig().guard.addressAllowed('127.0.0.1')).toBe(false);
+    const config = remoteConfig(loadConfig({ HASHQ_ALLOW_HOSTS: '127.0.0.1' }));
+    expect(config.guard.addressAllowed('127.0.0.1')).toBe(true);
+    expect(config.guard.addressAllowed('127.0.0.2')).toBe(false);
   });
 });

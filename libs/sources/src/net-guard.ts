@@ -216,11 +216,6 @@ export class NetGuard {
     }
   }
 
-  /** HASHQ_ALLOW_HOSTS from the environment (empty by default: nothing internal is allowed). */
-  static fromEnv(env: Record<string, string | undefined> = process.env): NetGuard {
-    return new NetGuard((env.HASHQ_ALLOW_HOSTS ?? '').split(','));
-  }
-
   /** A host name listed in HASHQ_ALLOW_HOSTS may resolve to anything. */
   hostListed(hostname: string): boolean {
     return this.hosts.has(hostname.toLowerCase().replace(/\.$/, ''));

@@ -1,7 +1,7 @@
 import { FileRoots } from './file-roots.js';
 import { FileSource } from './file-source.js';
 import { HttpSource } from './http-source.js';
-import { loadRemoteConfig, type RemoteConfig } from './remote-config.js';
+import { remoteConfig, type RemoteConfig } from './remote-config.js';
 import { createS3Client, S3Source } from './s3-source.js';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { SourceError } from './source-error.js';
@@ -17,10 +17,10 @@ export interface SourceSpec {
 export class SourceFactory {
   private s3?: S3Client;
 
-  /** `remote` (HTTP/S3 settings and the SSRF allow list) defaults to the environment. */
+  /** `remote`: HTTP/S3 settings and the SSRF allow list (by default, the defaults: nothing internal). */
   constructor(
     private readonly fileRoots: FileRoots,
-    private readonly remote: RemoteConfig = loadRemoteConfig(),
+    private readonly remote: RemoteConfig = remoteConfig(),
   ) {}
 
   create(spec: SourceSpec): Source {

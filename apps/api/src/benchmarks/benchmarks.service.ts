@@ -16,6 +16,7 @@ import {
   type BenchmarkRun,
   type BenchRequest,
 } from '@hashq/bench';
+import { RedisErrorLogger, redisOptions } from '@hashq/jobs';
 import { findAlgorithm } from '@hashq/native';
 
 import { ApiError } from '../common/api-error';
@@ -78,14 +79,16 @@ function summary(row: RunRow): BenchmarkSummary {
 @Injectable()
 export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly queues = new Map<string, Queue<BenchJobData>>();
-  private lastErrorLogged = 0;
+  private readonly redisErrors: RedisErrorLogger;
   private expiry?: NodeJS.Timeout;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.redisErrors = new RedisErrorLogger(logger);
+  }
 
   async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
     const unknown = (dto.algorithms ?? []).filter((a) => !findAlgorithm(a));
@@ -184,20 +187,10 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     let queue = this.queues.get(arch);
     if (!queue) {
       queue = new Queue<BenchJobData>(benchQueueName(arch), {
-        connection: { url: this.config.redisUrl },
+        connection: redisOptions(this.config.redisUrl, 'producer'),
         prefix: this.config.queuePrefix,
       });
-      // without a listener BullMQ prints every Redis error to the console; log them as JSON,
-      // at most one line per 10 s while Redis is away (as the hash queue does)
-      queue.on('error', (err: Error) => {
-        const now = Date.now();
-        if (now - this.lastErrorLogged < 10_000) return;
-        this.lastErrorLogged = now;
-        this.logger.warn(
-          { queue: benchQueueName(arch), err: { message: err.message, code: (err as NodeJS.ErrnoException).code } },
-          'redis unavailable',
-        );
-      });
+      this.redisErrors.watch(queue, { queue: benchQueueName(arch) });
       this.queues.set(arch, queue);
     }
     return queue;

@@ -1,11 +1,11 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 
-import { withTimeout } from '../common/with-timeout';
+import { createRedisClient, withTimeout } from '@hashq/jobs';
 
 export interface DependencyHealth {
   status: 'up' | 'down';
@@ -32,12 +32,7 @@ export class HealthService implements OnModuleDestroy {
     @InjectDataSource() private readonly dataSource: DataSource,
     @Inject(HASHQ_CONFIG) config: HashqConfig,
   ) {
-    this.redis = new Redis(config.redisUrl, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectionName: `${config.queuePrefix}:health`,
-    });
+    this.redis = createRedisClient(config.redisUrl, 'probe', `${config.queuePrefix}:health`);
     this.redis.on('error', () => undefined); // reported by check(), not as an unhandled event
   }
 

@@ -7,10 +7,9 @@ import type { Logger } from 'pino';
 
 import { HASHQ_LOGGER } from '@hashq/config';
 import type { JobEntity } from '@hashq/database';
-import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions } from '@hashq/jobs';
+import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions, withTimeout } from '@hashq/jobs';
 
 import { ApiError } from '../common/api-error';
-import { withTimeout } from '../common/with-timeout';
 import { decodeCursor, encodeCursor, isUuid } from './cursor';
 import type { CreateJobDto } from './dto/create-job.dto';
 import type { JobListResponse, JobResponse } from './dto/job.response';
@@ -127,13 +126,12 @@ export class JobsService {
   }
 
   /**
-   * A Redis failure does not fail the request: the job is stored, and the QueueReconciler enqueues
+   * A Redis failure does not fail the request: the job is stored, and the queue reconciler enqueues
    * it once Redis is back (adding it twice is harmless: the BullMQ id is the job id).
    */
   private async enqueue(job: JobEntity): Promise<void> {
     try {
       const added = this.queue.add('hash', { jobId: job.id }, hashJobOptions(job.id, job.options.priority));
-      added.catch(() => undefined); // may settle after the timeout
       await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');
     } catch (err) {
       this.logger.warn({ jobId: job.id, err }, 'enqueue failed; the job stays queued in PostgreSQL');

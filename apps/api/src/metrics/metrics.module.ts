@@ -1,13 +1,12 @@
 import { Module } from '@nestjs/common';
 
-import { JobStoreModule } from '@hashq/jobs';
+import { HashQueueModule, JobStoreModule } from '@hashq/jobs';
 
-import { QueueModule } from '../queue.module';
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';
 
 @Module({
-  imports: [JobStoreModule, QueueModule],
+  imports: [JobStoreModule, HashQueueModule],
   controllers: [MetricsController],
   providers: [MetricsService],
 })

@@ -3,9 +3,8 @@ import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 
-import { HASH_QUEUE, JobsRepository, METRIC_NAMES } from '@hashq/jobs';
+import { HASH_QUEUE, JobsRepository, METRIC_NAMES, withTimeout } from '@hashq/jobs';
 
-import { withTimeout } from '../common/with-timeout';
 
 const REDIS_TIMEOUT_MS = 2000;
 

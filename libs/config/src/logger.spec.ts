@@ -1,0 +1,52 @@
+import { Writable } from 'node:stream';
+import { setImmediate as tick } from 'node:timers/promises';
+
+import { createLogger } from './logger';
+
+/** A destination that keeps what it is given, split into lines. */
+class Sink extends Writable {
+  private text = '';
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString();
+    done();
+  }
+
+  lines(): string[] {
+    return this.text.split('\n').filter((line) => line !== '');
+  }
+}
+
+/** An ISO 8601 UTC time as Date#toISOString writes it (pino's isoTime). */
+const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const isIsoUtc = (text: string) => ISO_UTC.test(text) && new Date(text).toISOString() === text;
+
+describe('createLogger', () => {
+  it('writes one JSON object per line when the output is no terminal, with an ISO 8601 UTC time', async () => {
+    const out = new Sink();
+    const log = createLogger('api', 'info', { isTTY: false, destination: out });
+    log.info({ jobId: 'j1', state: 'secret' }, 'hello');
+    log.debug('below the level');
+    await tick();
+    expect(out.lines()).toHaveLength(1);
+    const line = JSON.parse(out.lines()[0]) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 30, name: 'api', service: 'api', pid: process.pid, jobId: 'j1', msg: 'hello' });
+    expect(line.state).toBe('[redacted]');
+    expect(isIsoUtc(line.time as string)).toBe(true);
+  });
+
+  it('writes readable lines on a terminal: ISO 8601 UTC time, level, name, message, then the fields', async () => {
+    const out = new Sink();
+    const log = createLogger('worker', 'info', { isTTY: true, destination: out });
+    log.warn({ jobId: 'j1', states: ['secret'] }, 'hello');
+    await tick();
+    const [first, ...fields] = out.lines();
+    expect(() => JSON.parse(first)).toThrow();
+    const match = /^\[(\S+)\] WARN \(worker\/(\d+)\): hello$/.exec(first);
+    expect(match).not.toBeNull();
+    expect(isIsoUtc(match![1])).toBe(true);
+    expect(Number(match![2])).toBe(process.pid);
+    expect(fields).toEqual(['    jobId: "j1"', '    states: "[redacted]"']);
+    expect(out.lines().join('\n')).not.toContain('secret');
+  });
+});
