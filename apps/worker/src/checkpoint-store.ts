@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { rawRows } from '@hashq/database';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import { attemptsExhaustedAssignments, type DigestValue, type JobOptions } from '@hashq/jobs';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
@@ -102,7 +103,7 @@ export class CheckpointStore {
    * it has already taken `maxAttempts` leases (then see failExhausted).
    */
   async lease(jobId: string, owner: string, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<LeasedJob | null> {
-    const rows: JobRow[] = await this.db.query(
+    const result: unknown = await this.db.query(
       `UPDATE ${this.jobs}
           SET fence = fence + 1, status = 'running', attempts = attempts + 1,
               lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
@@ -111,7 +112,7 @@ export class CheckpointStore {
         RETURNING id, fence, source, algorithms, options, checkpoint_offset, source_version, bytes_read, attempts`,
       [jobId, owner, this.leaseSeconds, maxAttempts],
     );
-    const row = firstRow(rows);
+    const [row] = rawRows<JobRow>(result);
     if (!row) return null;
     return {
       id: row.id,
@@ -132,13 +133,13 @@ export class CheckpointStore {
    * again. Returns what was recorded, or null when the job is finished or still has attempts left.
    */
   async failExhausted(jobId: string, maxAttempts: number): Promise<{ attempts: number; checkpointOffset: number } | null> {
-    const rows: { attempts: number; checkpoint_offset: string }[] = await this.db.query(
+    const result: unknown = await this.db.query(
       `UPDATE ${this.jobs} SET ${attemptsExhaustedAssignments('$2')}
         WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $2
         RETURNING attempts, checkpoint_offset`,
       [jobId, maxAttempts],
     );
-    const row = firstRow(rows);
+    const [row] = rawRows<{ attempts: number; checkpoint_offset: string }>(result);
     return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
   }
 
@@ -302,22 +303,14 @@ export class CheckpointStore {
       ? `WITH fenced_job AS (${update}), companion AS (${companion.sql(params.length + 3)})
          SELECT cancel_requested FROM fenced_job`
       : update;
-    const rows: { cancel_requested: boolean }[] = await this.db.query(sql, [
+    const result: unknown = await this.db.query(sql, [
       job.id,
       job.fence,
       ...params,
       ...(companion?.params ?? []),
     ]);
-    const row = firstRow(rows);
+    const [row] = rawRows<{ cancel_requested: boolean }>(result);
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
-}
-
-/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL, plain rows for SELECT. */
-function firstRow<T>(result: T[] | [T[], number]): T | undefined {
-  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return (result[0] as T[])[0];
-  }
-  return (result as T[])[0];
 }

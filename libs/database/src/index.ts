@@ -6,3 +6,4 @@ export * from './database.module';
 export * from './migrate';
 export * from './connection-errors';
 export * from './pool-guard';
+export * from './raw-rows';

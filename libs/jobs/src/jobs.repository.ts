@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 
-import { JobEntity } from '@hashq/database';
+import { JobEntity, rawRows } from '@hashq/database';
 
 import { attemptsExhaustedAssignments } from './attempts';
 import { ENQUEUE_REFUSED } from './queue';
@@ -165,13 +165,13 @@ export class JobsRepository {
    * its last checkpoint kept. False when it is no longer dispatchable or still has attempts left.
    */
   async failExhausted(id: string, maxAttempts: number): Promise<boolean> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const result: unknown = await this.dataSource.query(
       `UPDATE jobs SET ${attemptsExhaustedAssignments('$2')}
         WHERE id = $1 AND ${DISPATCHABLE} AND attempts >= $2
         RETURNING id`,
       [id, maxAttempts],
     );
-    return firstRows(rows).length === 1;
+    return rawRows(result).length === 1;
   }
 
   /**
@@ -180,7 +180,7 @@ export class JobsRepository {
    * when it is no longer dispatchable.
    */
   async failEnqueueRefused(id: string, reason: string): Promise<boolean> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const result: unknown = await this.dataSource.query(
       `UPDATE jobs SET status = 'failed', fence = fence + 1, error_code = '${ENQUEUE_REFUSED}',
               error_message = 'BullMQ refused the job: ' || $2,
               error_details = jsonb_build_object('reason', $2::text, 'priority', options -> 'priority'),
@@ -190,7 +190,7 @@ export class JobsRepository {
         RETURNING id`,
       [id, reason],
     );
-    return firstRows(rows).length === 1;
+    return rawRows(result).length === 1;
   }
 
   /** Ids of jobs PostgreSQL says are not finished (for re-enqueueing after Redis lost them). */
@@ -200,10 +200,4 @@ export class JobsRepository {
     );
     return rows.map((row) => row.id);
   }
-}
-
-/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL. */
-function firstRows<T>(result: T[] | [T[], number]): T[] {
-  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
 }
