@@ -1,12 +1,23 @@
 import { Module } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
-import { benchQueueName } from '@hashq/bench';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { benchQueueName, BenchmarkRepository } from '@hashq/bench';
+import { typeormSql } from '@hashq/database';
 import { BenchmarkPresence } from './benchmark-presence.js';
 import { BenchmarkProcessor } from './benchmark.processor.js';
 
 /** The benchmark consumer of this worker's architecture (issue 5), and its presence for the API. */
 @Module({
   imports: [BullModule.registerQueue({ name: benchQueueName() })],
-  providers: [BenchmarkProcessor, BenchmarkPresence],
+  providers: [
+    {
+      provide: BenchmarkRepository,
+      inject: [getDataSourceToken()],
+      useFactory: (db: DataSource) => new BenchmarkRepository(typeormSql(db)),
+    },
+    BenchmarkProcessor,
+    BenchmarkPresence,
+  ],
 })
 export class BenchmarkModule {}
