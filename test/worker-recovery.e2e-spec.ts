@@ -5,6 +5,7 @@
 import { open } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@hashq/database';
+import { JobsRepository } from '@hashq/jobs';
 import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
 import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
 
@@ -105,8 +106,9 @@ describe('worker recovery (real processes)', () => {
     const dataSource = await new DataSource(dataSourceOptions(env.env.config)).initialize();
     try {
       const store = new CheckpointStore(dataSource, env.env.config.databaseSchema, 30);
-      const stale = (await store.lease(id, 'stale-worker'))!;
-      const current = (await store.lease(id, 'current-worker'))!;
+      const jobs = new JobsRepository(dataSource);
+      const stale = (await jobs.lease(id, 'stale-worker', 30))!;
+      const current = (await jobs.lease(id, 'current-worker', 30))!;
       expect(current.fence).toBe(stale.fence + 1);
       const version = { size: MiB, mtimeMs: 1, ino: '1' };
       await store.save(current, { offset: 4096, bytesRead: 4096, sourceVersion: version, states: new Map([['sha256', Buffer.from('current')]]) });

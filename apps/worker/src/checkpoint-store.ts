@@ -1,21 +1,8 @@
 import type { DataSource } from 'typeorm';
 import { rawRows } from '@hashq/database';
-import type { SourceSpec, SourceVersion } from '@hashq/sources';
-import { attemptsExhaustedAssignments, type DigestValue, type JobOptions } from '@hashq/jobs';
+import type { SourceVersion } from '@hashq/sources';
+import type { DigestValue, LeasedJob } from '@hashq/jobs';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
-
-/** A job row as the worker sees it right after taking the lease. */
-export interface LeasedJob {
-  id: string;
-  fence: number;
-  source: SourceSpec;
-  algorithms: string[];
-  options: JobOptions;
-  checkpointOffset: number;
-  sourceVersion: SourceVersion | null;
-  bytesRead: number;
-  attempts: number;
-}
 
 export interface Checkpoint {
   offset: number;
@@ -59,23 +46,13 @@ export class LeaseLostError extends Error {
   }
 }
 
-interface JobRow {
-  id: string;
-  fence: string;
-  source: SourceSpec;
-  algorithms: string[];
-  options: LeasedJob['options'] | null;
-  checkpoint_offset: string;
-  source_version: SourceVersion | null;
-  bytes_read: string;
-  attempts: number;
-}
-
 /**
- * Every write the worker makes to PostgreSQL. Each one is guarded by the
- * fence taken with the lease (`WHERE id = $1 AND fence = $2`): when it matches
- * no row, the lease was lost and LeaseLostError is thrown before anything else
- * is written.
+ * The worker's writes under the lease it holds (JobsRepository.lease takes it), and the only
+ * class touching job_states. Each write is guarded by the fence taken with the lease
+ * (`WHERE id = $1 AND fence = $2`): when it matches no row, the lease was lost and LeaseLostError
+ * is thrown before anything else is written. A checkpoint writes jobs and job_states in ONE
+ * statement (see fenced): that statement is the durability design, so the fenced UPDATEs on jobs
+ * live here and not in JobsRepository, which owns every other statement on jobs.
  */
 export class CheckpointStore {
   private readonly jobs: string;
@@ -96,51 +73,6 @@ export class CheckpointStore {
     const quoted = `"${schema.replace(/"/g, '""')}"`;
     this.jobs = `${quoted}.jobs`;
     this.states = `${quoted}.job_states`;
-  }
-
-  /**
-   * Takes the job (fence + 1, attempts + 1); null when it is no longer queued or running, or when
-   * it has already taken `maxAttempts` leases (then see failExhausted).
-   */
-  async lease(jobId: string, owner: string, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<LeasedJob | null> {
-    const result: unknown = await this.db.query(
-      `UPDATE ${this.jobs}
-          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
-              lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
-              started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, fence, source, algorithms, options, checkpoint_offset, source_version, bytes_read, attempts`,
-      [jobId, owner, this.leaseSeconds, maxAttempts],
-    );
-    const [row] = rawRows<JobRow>(result);
-    if (!row) return null;
-    return {
-      id: row.id,
-      fence: Number(row.fence),
-      source: row.source,
-      algorithms: row.algorithms,
-      options: row.options ?? {},
-      checkpointOffset: Number(row.checkpoint_offset),
-      sourceVersion: row.source_version,
-      bytesRead: Number(row.bytes_read),
-      attempts: row.attempts,
-    };
-  }
-
-  /**
-   * The crash-loop cap: a job still queued or running that has taken `maxAttempts` leases ends
-   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, last checkpoint and states kept) instead of running
-   * again. Returns what was recorded, or null when the job is finished or still has attempts left.
-   */
-  async failExhausted(jobId: string, maxAttempts: number): Promise<{ attempts: number; checkpointOffset: number } | null> {
-    const result: unknown = await this.db.query(
-      `UPDATE ${this.jobs} SET ${attemptsExhaustedAssignments('$2')}
-        WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $2
-        RETURNING attempts, checkpoint_offset`,
-      [jobId, maxAttempts],
-    );
-    const [row] = rawRows<{ attempts: number; checkpoint_offset: string }>(result);
-    return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
   }
 
   async loadStates(jobId: string): Promise<Map<string, Buffer>> {

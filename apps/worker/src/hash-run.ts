@@ -8,8 +8,8 @@ import {
   type SourceFactory,
 } from '@hashq/sources';
 import type { Logger } from 'pino';
-import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
-import type { DigestValue } from '@hashq/jobs';
+import type { Checkpoint, CheckpointStore, JobError } from './checkpoint-store.js';
+import type { DigestValue, LeasedJob } from '@hashq/jobs';
 import { JobHashers } from './job-hashers.js';
 import { prepareS3Checksum, s3ChecksumError, type RunHashers } from './s3-checksum.js';
 import { WriteBehind } from './write-behind.js';

@@ -4,10 +4,10 @@ import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { HASHQ_CONFIG, HASHQ_LOGGER, loadConfig, type HashqConfig } from '@hashq/config';
-import { HASH_QUEUE, type HashJobData } from '@hashq/jobs';
+import { HASH_QUEUE, JobsRepository, type HashJobData, type LeasedJob } from '@hashq/jobs';
 import { SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
-import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-store.js';
+import { CheckpointStore, LeaseLostError } from './checkpoint-store.js';
 import { HashRun, type RunOutcome } from './hash-run.js';
 import { classifyError } from './job-errors.js';
 import { loadWorkerSettings } from './worker-config.js';
@@ -36,6 +36,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   private draining = false;
 
   constructor(
+    private readonly jobs: JobsRepository,
     private readonly store: CheckpointStore,
     private readonly sources: SourceFactory,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
@@ -49,10 +50,10 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     const jobId = job.data.jobId ?? job.id;
     if (this.draining) return this.giveBack(job, token);
     const maxAttempts = this.config.maxJobAttempts;
-    const leased = await this.store.lease(jobId, this.owner, maxAttempts);
+    const leased = await this.jobs.lease(jobId, this.owner, this.config.leaseSeconds, maxAttempts);
     if (!leased) {
       // A crash loop (MAX_JOB_ATTEMPTS leases used): the job ends failed instead of running again.
-      const exhausted = await this.store.failExhausted(jobId, maxAttempts);
+      const exhausted = await this.jobs.failExhaustedOnLease(jobId, maxAttempts);
       if (exhausted) {
         this.log.error({ jobId, bullJobId: job.id, maxAttempts, ...exhausted }, 'job failed: ATTEMPTS_EXHAUSTED');
         return { status: 'failed' };

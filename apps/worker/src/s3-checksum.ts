@@ -1,5 +1,5 @@
 import { createHasher, Hasher } from '@hashq/native';
-import { S3_CHECKSUM_ALGORITHMS, type DigestValue, type S3ChecksumValue } from '@hashq/jobs';
+import { S3_CHECKSUM_ALGORITHMS, type DigestValue, type LeasedJob, type S3ChecksumValue } from '@hashq/jobs';
 import {
   packPartSizes,
   S3Source,
@@ -11,7 +11,7 @@ import {
   type S3ObjectLayout,
   type Source,
 } from '@hashq/sources';
-import type { CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
+import type { CheckpointStore, JobError } from './checkpoint-store.js';
 import { MissingStateError, type JobHashers } from './job-hashers.js';
 
 /**
