@@ -7,7 +7,8 @@ import type { SourceSpec, SourceVersion } from '@hashq/sources';
 
 import { attemptsExhaustedAssignments } from './attempts';
 import { ENQUEUE_REFUSED } from './queue';
-import type { JobOptions, SourceRef } from './job-options';
+import type { JobOptions } from './job-options';
+import type { SourceRef } from './source-ref';
 import { JOB_STATUSES, JobStatus } from './job-status';
 
 /** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
