@@ -1,6 +1,5 @@
 export * from './bigint.transformer';
 export * from './job.entity';
-export * from './job-state.entity';
 export * from './data-source-options';
 export * from './database.module';
 export * from './migrate';
