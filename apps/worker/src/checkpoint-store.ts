@@ -114,14 +114,14 @@ export class CheckpointStore {
 
   /**
    * Writes offset + states atomically (one statement: the states are upserted
-   * only if the fenced UPDATE matched). With `release`, the job also goes back
+   * only if the fenced UPDATE matched). With `handBack`, the job also goes back
    * to 'queued' (graceful shutdown: the next worker continues from here).
    */
-  save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
+  save(job: LeasedJob, checkpoint: Checkpoint, handBack = false): Promise<{ cancelRequested: boolean }> {
     const algorithms = [...checkpoint.states.keys()];
-    // Retried only while the job stays 'running' (a release that committed but whose answer was
+    // Retried only while the job stays 'running' (a hand-back that committed but whose answer was
     // lost would look like a lost lease on the retry); the checkpoint itself is idempotent.
-    if (!release) return this.retrying(job, () => this.write(job, checkpoint, algorithms, false));
+    if (!handBack) return this.retrying(job, () => this.write(job, checkpoint, algorithms, false));
     return this.write(job, checkpoint, algorithms, true);
   }
 
@@ -129,18 +129,18 @@ export class CheckpointStore {
     job: LeasedJob,
     checkpoint: Checkpoint,
     algorithms: string[],
-    release: boolean,
+    handBack: boolean,
   ): Promise<{ cancelRequested: boolean }> {
     return this.fenced(
       job,
-      `checkpoint_offset = $3, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
+      `checkpoint_offset = $3, bytes_done = ${handBack ? '$3' : 'greatest(bytes_done, $3)'},
        bytes_read = greatest(bytes_read, $4), source_version = $5, checkpointed_at = now(),
-       ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
+       ${handBack ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
       [
         checkpoint.offset,
         checkpoint.bytesRead,
         JSON.stringify(checkpoint.sourceVersion),
-        ...(release ? [] : [this.leaseSeconds]),
+        ...(handBack ? [] : [this.leaseSeconds]),
       ],
       {
         sql: (first) => `INSERT INTO ${this.states} (job_id, algorithm, state)
@@ -195,8 +195,8 @@ export class CheckpointStore {
     );
   }
 
-  /** Gives the job back (transient error before a retry): 'queued', the last checkpoint kept. */
-  async release(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
+  /** Requeues the job after a transient error (BullMQ retries it): 'queued', the last checkpoint kept. */
+  async requeue(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
     await this.fenced(
       job,
       `status = 'queued', error_code = $3, error_message = $4, bytes_done = checkpoint_offset,

@@ -29,17 +29,17 @@ export interface RunSettings {
 const HEARTBEAT_MS = 250;
 
 /** How a run ended when it did not throw. */
-export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'released';
+export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'handed-back';
 
 /** Why the read loop stopped. */
-type LoopEnd = 'end' | 'cancel' | 'release';
+type LoopEnd = 'end' | 'cancel' | 'hand-back';
 
 export class StateInvalidError extends Error {
   readonly code = 'STATE_INVALID';
 }
 
 /**
- * One attempt at one job, from the lease to a final status (or to a release
+ * One attempt at one job, from the lease to a final status (or to a hand-back
  * on shutdown): restore → open at the offset → read ahead / hash / heartbeat
  * per chunk → checkpoint → finalize. Every write goes through the fenced store.
  */
@@ -145,7 +145,7 @@ export class HashRun {
     } finally {
       clearInterval(pulse); // no heartbeat may race the final write
     }
-    if (end === 'release') return this.release(hashers, opened);
+    if (end === 'hand-back') return this.handBack(hashers, opened);
     if (end === 'cancel') return this.cancel();
     await this.writes.settle();
     return this.writes.cancelRequested ? this.cancel() : undefined;
@@ -174,16 +174,16 @@ export class HashRun {
     const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
-    let next = this.fetch(chunks);
+    let next = this.readNextChunk(chunks);
     for (;;) {
-      const read = await this.read(next);
+      const read = await this.awaitChunk(next);
       if (!read) return 'cancel';
       if (read.done) return 'end';
       const chunk = read.value;
       // Hashing is handed to the pool before the next read is requested: that request's synchronous
       // part (generator resume, FileHandle.read set-up, ~0.1 ms) would otherwise delay every chunk.
       const hashing = this.timed('hash', hashers.update(chunk));
-      next = this.fetch(chunks); // chunk N+1 is read while chunk N is hashed
+      next = this.readNextChunk(chunks); // chunk N+1 is read while chunk N is hashed
       await hashing;
       this.position += chunk.length;
       this.metrics?.bytesHashed(chunk.length);
@@ -192,14 +192,14 @@ export class HashRun {
       if (this.writes.cancelRequested) return 'cancel';
       if (this.stopRequested()) {
         // The next chunk is read already: hash it too, so the next worker re-reads nothing.
-        const last = await this.read(next);
+        const last = await this.awaitChunk(next);
         if (!last) return 'cancel';
         if (!last.done) {
           await hashers.update(last.value);
           this.position += last.value.length;
           this.metrics?.bytesHashed(last.value.length);
         }
-        return 'release';
+        return 'hand-back';
       }
       if (this.checkpointDue()) {
         if (this.writes.busy && wouldLag()) await this.timed('writeWait', this.writes.settle()); // a heartbeat is in the way
@@ -209,7 +209,7 @@ export class HashRun {
   }
 
   /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */
-  private async read(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
+  private async awaitChunk(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
     try {
       return await this.timed('readWait', next);
     } catch (err) {
@@ -238,7 +238,7 @@ export class HashRun {
    * they arrive, hashed or not: after a crash, what the next attempt reads again
    * shows in `bytes_read - total_bytes`.
    */
-  private fetch(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+  private readNextChunk(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
     const pending = chunks.next();
     pending.then(
       (result) => {
@@ -275,23 +275,23 @@ export class HashRun {
     return { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() };
   }
 
-  private async save(checkpoint: Checkpoint, release: boolean): Promise<{ cancelRequested: boolean }> {
+  private async save(checkpoint: Checkpoint, handBack: boolean): Promise<{ cancelRequested: boolean }> {
     const started = process.hrtime.bigint();
-    const result = await this.store.save(this.job, checkpoint, release);
+    const result = await this.store.save(this.job, checkpoint, handBack);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     this.checkpoints.count++;
     this.checkpoints.ms += ms;
     this.metrics?.checkpointSaved(ms / 1000);
-    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, release }, 'checkpoint saved');
+    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, handBack }, 'checkpoint saved');
     return result;
   }
 
   /** Graceful shutdown: save the current position and give the job back as 'queued'. */
-  private async release(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
+  private async handBack(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     await this.writes.settle();
     await this.save(this.snapshot(hashers, opened), true);
-    this.log.info({ offset: this.position }, 'released on shutdown');
-    return 'released';
+    this.log.info({ offset: this.position }, 'handed back on shutdown');
+    return 'handed-back';
   }
 
   private async cancel(): Promise<RunOutcome> {

@@ -48,7 +48,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
 
   async process(job: Job<HashJobData>, token?: string): Promise<{ status: RunOutcome | 'skipped' }> {
     const jobId = job.data.jobId ?? job.id;
-    if (this.draining) return this.giveBack(job, token);
+    if (this.draining) return this.moveBackToWait(job, token);
     const maxAttempts = this.config.maxJobAttempts;
     const leased = await this.jobs.lease(jobId, this.owner, this.config.leaseSeconds, maxAttempts);
     if (!leased) {
@@ -69,17 +69,17 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     } catch (err) {
       throw await this.settleError(err, job, leased, run, log);
     }
-    if (outcome === 'released') return this.giveBack(job, token);
+    if (outcome === 'handed-back') return this.moveBackToWait(job, token);
     return { status: outcome };
   }
 
   /**
-   * SIGTERM/SIGINT: the running jobs checkpoint and release at their next chunk;
+   * SIGTERM/SIGINT: the running jobs checkpoint and are handed back at their next chunk;
    * closing the worker first makes sure it fetches nothing new meanwhile.
    */
   async beforeApplicationShutdown(signal?: string): Promise<void> {
     this.draining = true;
-    this.log.info({ signal }, 'stopping: releasing running jobs');
+    this.log.info({ signal }, 'stopping: handing back running jobs');
     await this.worker.close();
   }
 
@@ -94,7 +94,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   }
 
   /** Back to 'wait' in BullMQ right away (no stall timeout): another worker continues from the checkpoint. */
-  private async giveBack(job: Job, token: string | undefined): Promise<never> {
+  private async moveBackToWait(job: Job, token: string | undefined): Promise<never> {
     await job.moveToWait(token);
     throw new WaitingError();
   }
@@ -113,7 +113,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
         log.error({ code: error.code, error: error.message }, 'job failed');
         return new UnrecoverableError(`${error.code}: ${error.message}`);
       }
-      await this.store.release(leased, error, run.totalBytesRead);
+      await this.store.requeue(leased, error, run.totalBytesRead);
       log.warn({ code: error.code, error: error.message }, 'transient error: will retry with backoff');
       return err instanceof Error ? err : new Error(String(err));
     } catch (storeErr) {

@@ -9,7 +9,7 @@ export interface WorkerSettings {
   stalledIntervalMs: number;
   /** Stalls (dead workers) one job survives before BullMQ fails it. */
   maxStalledCount: number;
-  /** A stopping worker exits after this long even if its job did not release. */
+  /** A stopping worker exits after this long even if its job was not handed back. */
   shutdownTimeoutMs: number;
   /**
    * PostgreSQL outage: how long one heartbeat/checkpoint write is retried (capped exponential
