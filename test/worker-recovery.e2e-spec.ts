@@ -6,7 +6,8 @@ import { open } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '@hashq/database';
 import { JobsRepository } from '@hashq/jobs';
-import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
+import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
+import { LeaseLostError } from '../apps/worker/src/job-errors';
 import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
 
 const settings = {

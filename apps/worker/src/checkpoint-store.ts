@@ -2,6 +2,7 @@ import type { DataSource } from 'typeorm';
 import { rawRows } from '@hashq/database';
 import type { SourceVersion } from '@hashq/sources';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
+import { LeaseLostError } from './job-errors.js';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
 
 export interface Checkpoint {
@@ -31,20 +32,6 @@ export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered
   onRetry?(error: unknown, attempt: number, delayMs: number, elapsedMs: number, job: LeasedJob): void;
   onRecovered?(attempts: number, elapsedMs: number, job: LeasedJob): void;
 };
-
-/**
- * The job's fence moved on (another worker owns it now) or the job left
- * 'running' behind this worker's back: it must stop and write nothing.
- */
-export class LeaseLostError extends Error {
-  readonly code = 'LEASE_LOST';
-  constructor(
-    readonly jobId: string,
-    readonly fence: number,
-  ) {
-    super(`lease of job ${jobId} lost (fence ${fence} is stale)`);
-  }
-}
 
 /**
  * The worker's writes under the lease it holds (JobsRepository.lease takes it), and the only

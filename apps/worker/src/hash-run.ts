@@ -10,6 +10,7 @@ import {
 import type { Logger } from 'pino';
 import type { Checkpoint, CheckpointStore, JobError } from './checkpoint-store.js';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
+import { StateInvalidError } from './job-errors.js';
 import { JobHashers } from './job-hashers.js';
 import { prepareS3Checksum, s3ChecksumError, type RunHashers } from './s3-checksum.js';
 import { WriteBehind } from './write-behind.js';
@@ -33,10 +34,6 @@ export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'handed-back';
 
 /** Why the read loop stopped. */
 type LoopEnd = 'end' | 'cancel' | 'hand-back';
-
-export class StateInvalidError extends Error {
-  readonly code = 'STATE_INVALID';
-}
 
 /**
  * One attempt at one job, from the lease to a final status (or to a hand-back

@@ -7,9 +7,9 @@ import { HASHQ_CONFIG, HASHQ_LOGGER, loadConfig, type HashqConfig } from '@hashq
 import { HASH_QUEUE, JobsRepository, type HashJobData, type LeasedJob } from '@hashq/jobs';
 import { SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
-import { CheckpointStore, LeaseLostError } from './checkpoint-store.js';
+import { CheckpointStore } from './checkpoint-store.js';
 import { HashRun, type RunOutcome } from './hash-run.js';
-import { classifyError } from './job-errors.js';
+import { classifyError, LeaseLostError } from './job-errors.js';
 import { loadWorkerSettings } from './worker-config.js';
 import { WorkerMetrics } from './worker-metrics.js';
 

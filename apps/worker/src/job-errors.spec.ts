@@ -1,7 +1,6 @@
 import { createHasher, Hasher } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
-import { classifyError } from './job-errors';
-import { StateInvalidError } from './hash-run';
+import { classifyError, StateInvalidError } from './job-errors';
 
 describe('classifyError', () => {
   it('keeps a source code and whether it is permanent', () => {

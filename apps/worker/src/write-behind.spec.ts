@@ -1,5 +1,5 @@
 import { isConnectionError } from '@hashq/database';
-import { LeaseLostError } from './checkpoint-store';
+import { LeaseLostError } from './job-errors';
 import { retryWhileUnavailable, WriteBehind } from './write-behind';
 
 function deferred<T>() {
