@@ -3,7 +3,7 @@ import { rawRows } from '@hashq/database';
 import type { SourceVersion } from '@hashq/sources';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
 import { LeaseLostError } from './job-errors.js';
-import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
+import { retryWhileUnavailable, type OutageRetryPolicy } from './outage-retry.js';
 
 export interface Checkpoint {
   offset: number;
