@@ -73,12 +73,6 @@ describe('durability: PostgreSQL outage mid-job', () => {
     expect(worker.lines.some((line) => line.jobId === id && line.msg === 'database back: write committed')).toBe(true);
     expect(worker.lines.filter((line) => line.jobId === id && line.msg === 'finished')).toHaveLength(1);
     await worker.stop();
-    const back = worker.lines.find((line) => line.jobId === id && line.msg === 'database back: write committed');
-    console.log(
-      `pg outage: proxy cut ${OUTAGE_MS} ms+ at checkpoint >= 8 MiB; ${worker.lines.filter(retrying(id)).length} write retries, ` +
-        `committed after ${back?.elapsedMs} ms; attempts=${done.attempts} resumes=${done.resumes} ` +
-        `bytesRead=${done.bytes_read} totalBytes=${done.total_bytes} checkpoint at cut ${during.checkpoint_offset} sha256 ok`,
-    );
   });
 });
 

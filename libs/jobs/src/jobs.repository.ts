@@ -274,12 +274,4 @@ export class JobsRepository {
     );
     return rawRows(result).length === 1;
   }
-
-  /** Ids of jobs PostgreSQL says are not finished (for re-enqueueing after Redis lost them). */
-  async unfinishedIds(): Promise<string[]> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at`,
-    );
-    return rows.map((row) => row.id);
-  }
 }

@@ -8,7 +8,7 @@ import { typeormSql } from '@hashq/database';
 import { BenchmarksController } from './benchmarks.controller';
 import { BenchmarksService } from './benchmarks.service';
 
-/** POST/GET /v1/benchmarks: eBASH-style runs on a worker of a chosen architecture (issue 5). */
+/** POST/GET /v1/benchmarks: eBASH-style runs on a worker of a chosen architecture. */
 @Module({
   controllers: [BenchmarksController],
   providers: [

@@ -7,7 +7,7 @@ import { typeormSql } from '@hashq/database';
 import { BenchmarkPresence } from './benchmark-presence.js';
 import { BenchmarkProcessor } from './benchmark.processor.js';
 
-/** The benchmark consumer of this worker's architecture (issue 5), and its presence for the API. */
+/** The benchmark consumer of this worker's architecture, and its presence for the API. */
 @Module({
   imports: [BullModule.registerQueue({ name: benchQueueName() })],
   providers: [
