@@ -5,7 +5,7 @@
  * algorithm × implementation × length with the quartiles) and benchmark_workers (when the
  * workers of each architecture last reported).
  */
-import type { BenchRequest } from './queue';
+import type { BenchmarkRequest } from './queue';
 import type { BenchmarkRun } from './types';
 
 /**
@@ -25,7 +25,7 @@ export interface BenchmarkRunRow {
   id: string;
   status: string;
   arch: string;
-  request: BenchRequest;
+  request: BenchmarkRequest;
   cpu_model: string | null;
   error_code: string | null;
   error_message: string | null;
@@ -67,7 +67,7 @@ export class BenchmarkRepository {
    */
   admit(
     arch: string,
-    request: BenchRequest,
+    request: BenchmarkRequest,
     limits: { maxActive: number; timeoutSeconds: number },
   ): Promise<BenchmarkAdmission> {
     return this.db.transaction(async (tx) => {
@@ -97,8 +97,8 @@ export class BenchmarkRepository {
   }
 
   /** Marks a queued (or redelivered running) run as running; its request, or null when it is neither. */
-  async start(runId: string): Promise<BenchRequest | null> {
-    const [row] = await this.db.rows<{ request: BenchRequest }>(
+  async start(runId: string): Promise<BenchmarkRequest | null> {
+    const [row] = await this.db.rows<{ request: BenchmarkRequest }>(
       `UPDATE benchmark_runs SET status = 'running', started_at = now() WHERE id = $1 AND status IN ('queued', 'running') RETURNING request`,
       [runId],
     );

@@ -5,14 +5,14 @@ import type { Logger } from 'pino';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import {
   BENCHMARK_NO_WORKER,
-  benchQueueName,
+  benchmarkQueueName,
   BenchmarkRepository,
   renderComparison,
   renderReport,
-  type BenchJobData,
+  type BenchmarkJobData,
   type BenchmarkRun,
   type BenchmarkRunRow,
-  type BenchRequest,
+  type BenchmarkRequest,
 } from '@hashq/bench';
 import { findAlgorithm } from '@hashq/native';
 
@@ -23,7 +23,7 @@ export interface BenchmarkSummary {
   id: string;
   status: string;
   arch: string;
-  request: BenchRequest;
+  request: BenchmarkRequest;
   cpuModel: string | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -59,7 +59,7 @@ function summary(row: BenchmarkRunRow): BenchmarkSummary {
  */
 @Injectable()
 export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly queues = new Map<string, Queue<BenchJobData>>();
+  private readonly queues = new Map<string, Queue<BenchmarkJobData>>();
   private lastErrorLogged = 0;
   private expiry?: NodeJS.Timeout;
 
@@ -72,7 +72,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
     const unknown = (dto.algorithms ?? []).filter((a) => !findAlgorithm(a));
     if (unknown.length) throw ApiError.badRequest('UNKNOWN_ALGORITHM', `unknown algorithm(s): ${unknown.join(', ')}`, { unknown });
-    const request: BenchRequest = {
+    const request: BenchmarkRequest = {
       algorithms: dto.algorithms?.map((a) => findAlgorithm(a)!.name),
       implementations: dto.implementations,
       lengths: dto.lengths,
@@ -111,7 +111,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** The queued run, or the 422/429 that refuses it (see BenchmarkRepository.admit). */
-  private async admit(arch: string, request: BenchRequest): Promise<BenchmarkRunRow> {
+  private async admit(arch: string, request: BenchmarkRequest): Promise<BenchmarkRunRow> {
     const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } = this.config;
     const admission = await this.runs.admit(arch, request, { maxActive, timeoutSeconds });
     if (admission.kind === 'no-worker') {
@@ -150,10 +150,10 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     return row;
   }
 
-  private queue(arch: string): Queue<BenchJobData> {
+  private queue(arch: string): Queue<BenchmarkJobData> {
     let queue = this.queues.get(arch);
     if (!queue) {
-      queue = new Queue<BenchJobData>(benchQueueName(arch), {
+      queue = new Queue<BenchmarkJobData>(benchmarkQueueName(arch), {
         connection: { url: this.config.redisUrl },
         prefix: this.config.queuePrefix,
       });
@@ -164,7 +164,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
         if (now - this.lastErrorLogged < 10_000) return;
         this.lastErrorLogged = now;
         this.logger.warn(
-          { queue: benchQueueName(arch), err: { message: err.message, code: (err as NodeJS.ErrnoException).code } },
+          { queue: benchmarkQueueName(arch), err: { message: err.message, code: (err as NodeJS.ErrnoException).code } },
           'redis unavailable',
         );
       });

@@ -3,13 +3,19 @@ import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import { HASHQ_LOGGER } from '@hashq/config';
-import { benchQueueName, BenchmarkRepository, runBenchmark, type BenchJobData, type Provider } from '@hashq/bench';
+import {
+  benchmarkQueueName,
+  BenchmarkRepository,
+  runBenchmark,
+  type BenchmarkJobData,
+  type Provider,
+} from '@hashq/bench';
 
 /**
  * Runs benchmark jobs of this worker's CPU architecture (queue bench-<process.arch>),
  * one at a time (a benchmark wants the machine to itself), and records them in PostgreSQL.
  */
-@Processor(benchQueueName(), { concurrency: 1, lockDuration: 120_000 })
+@Processor(benchmarkQueueName(), { concurrency: 1, lockDuration: 120_000 })
 export class BenchmarkProcessor extends WorkerHost {
   constructor(
     private readonly runs: BenchmarkRepository,
@@ -18,7 +24,7 @@ export class BenchmarkProcessor extends WorkerHost {
     super();
   }
 
-  async process(job: Job<BenchJobData>): Promise<{ status: string }> {
+  async process(job: Job<BenchmarkJobData>): Promise<{ status: string }> {
     const runId = job.data.runId;
     const log = this.log.child({ benchmarkId: runId });
     const request = await this.runs.start(runId);
