@@ -2,7 +2,7 @@ import type { DataSource } from 'typeorm';
 import { rawRows } from '@hashq/database';
 import type { SourceVersion } from '@hashq/sources';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
-import { LeaseLostError } from './job-errors.js';
+import { LeaseLostError, type JobError } from './job-errors.js';
 import { retryWhileUnavailable, type OutageRetryPolicy } from './outage-retry.js';
 
 export interface Checkpoint {
@@ -19,12 +19,6 @@ export interface FinalResult {
   totalBytes: number;
   bytesRead: number;
   error?: JobError;
-}
-
-export interface JobError {
-  code: string;
-  message: string;
-  details?: unknown;
 }
 
 /** OutageRetryPolicy whose callbacks also learn the job. */

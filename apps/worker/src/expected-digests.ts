@@ -1,5 +1,5 @@
 import type { DigestValue } from '@hashq/jobs';
-import type { JobError } from './checkpoint-store.js';
+import type { JobError } from './job-errors.js';
 
 /** The job option `expected`: DIGEST_MISMATCH with every algorithm whose digest differs (hex, any case). */
 export function expectedDigestError(

@@ -8,7 +8,7 @@ import {
   type SourceFactory,
 } from '@hashq/sources';
 import type { Logger } from 'pino';
-import type { Checkpoint, CheckpointStore, JobError } from './checkpoint-store.js';
+import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
 import type { LeasedJob } from '@hashq/jobs';
 import { expectedDigestError } from './expected-digests.js';
 import { StateInvalidError } from './job-errors.js';

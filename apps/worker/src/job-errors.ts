@@ -1,7 +1,6 @@
 /** The worker's error classes, and the code each error a run throws is stored with. */
 import { HashqError } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
-import type { JobError } from './checkpoint-store.js';
 
 /**
  * The job's fence moved on (another worker owns it now) or the job left
@@ -26,6 +25,13 @@ export class StateInvalidError extends Error {
   static missing(what: string): StateInvalidError {
     return new StateInvalidError(`no checkpointed state for ${what}`);
   }
+}
+
+/** An error as stored with the job (jobs.error_code, error_message, error_details). */
+export interface JobError {
+  code: string;
+  message: string;
+  details?: unknown;
 }
 
 export interface ClassifiedError extends JobError {

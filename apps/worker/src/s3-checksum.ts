@@ -11,8 +11,8 @@ import {
   type S3ObjectLayout,
   type Source,
 } from '@hashq/sources';
-import type { CheckpointStore, JobError } from './checkpoint-store.js';
-import { StateInvalidError } from './job-errors.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import { StateInvalidError, type JobError } from './job-errors.js';
 import type { JobHashers } from './job-hashers.js';
 
 /**
