@@ -5,4 +5,4 @@ export * from './database.module';
 export * from './migrate';
 export * from './connection-errors';
 export * from './pool-guard';
-export * from './raw-rows';
+export * from './raw-sql';

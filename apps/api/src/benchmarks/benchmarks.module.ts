@@ -1,9 +1,7 @@
 import { Module } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 
 import { BenchmarkRepository } from '@hashq/bench';
-import { typeormSql } from '@hashq/database';
+import { rowsSqlProvider } from '@hashq/database';
 
 import { BenchmarksController } from './benchmarks.controller';
 import { BenchmarksService } from './benchmarks.service';
@@ -11,13 +9,6 @@ import { BenchmarksService } from './benchmarks.service';
 /** POST/GET /v1/benchmarks: eBASH-style runs on a worker of a chosen architecture. */
 @Module({
   controllers: [BenchmarksController],
-  providers: [
-    BenchmarksService,
-    {
-      provide: BenchmarkRepository,
-      inject: [getDataSourceToken()],
-      useFactory: (db: DataSource) => new BenchmarkRepository(typeormSql(db)),
-    },
-  ],
+  providers: [BenchmarksService, rowsSqlProvider(BenchmarkRepository)],
 })
 export class BenchmarksModule {}

@@ -1,3 +1,5 @@
+import type { FactoryProvider } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -23,4 +25,9 @@ export function typeormSql(db: DataSource | EntityManager): RowsSql {
     rows: async <T>(sql: string, params?: unknown[]) => rawRows<T>(await db.query(sql, params)),
     transaction: (work) => db.transaction((manager) => work(typeormSql(manager))),
   };
+}
+
+/** A Nest provider of `type`, built on the app's TypeORM connection as RowsSql. */
+export function rowsSqlProvider<T>(type: new (sql: RowsSql) => T): FactoryProvider<T> {
+  return { provide: type, inject: [getDataSourceToken()], useFactory: (db: DataSource) => new type(typeormSql(db)) };
 }
