@@ -71,6 +71,8 @@ describe('durability: PostgreSQL outage mid-job', () => {
     expect([done.attempts, done.resumes, done.fence]).toEqual([1, 0, 1]);
     expect(done.bytes_read).toBe(done.total_bytes);
     expect(worker.lines.some((line) => line.jobId === id && line.msg === 'database back: write committed')).toBe(true);
+    // 'finished' is logged once the final write has returned: the row can be seen before the line.
+    await worker.waitForLog((line) => line.jobId === id && line.msg === 'finished', 10_000);
     expect(worker.lines.filter((line) => line.jobId === id && line.msg === 'finished')).toHaveLength(1);
     await worker.stop();
   });
