@@ -1,5 +1,5 @@
 /**
- * Redis outage (issue 4): the API and a worker use a PRIVATE redis-server started by this test
+ * Redis outage: the API and a worker use a PRIVATE redis-server started by this test
  * (random loopback port, nothing on disk). The server is killed: every BullMQ key is gone. While
  * it is down the API still accepts jobs (202: they are in PostgreSQL). It is started again on the
  * same port, empty: the API's reconciler (RECONCILE_SECONDS=1; the worker's own rounds are set to

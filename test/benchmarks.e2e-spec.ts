@@ -16,7 +16,7 @@ import request from 'supertest';
 
 import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
-import { benchQueueName } from '@hashq/bench';
+import { benchmarkQueueName } from '@hashq/bench';
 import { redisOptions } from '@hashq/jobs';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
 import { createApiApp } from './helpers/api';
@@ -185,7 +185,7 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     const queued: string[] = [];
 
     beforeAll(async () => {
-      queue = new Queue(benchQueueName(), { connection: { url: env.redisUrl }, prefix: env.queuePrefix });
+      queue = new Queue(benchmarkQueueName(), { connection: { url: env.redisUrl }, prefix: env.queuePrefix });
       await queue.pause();
     });
 

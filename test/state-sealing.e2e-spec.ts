@@ -22,9 +22,9 @@ import { createHasher } from '@hashq/native';
 import type { StateKey } from '@hashq/config';
 import { jobStateBinding, readSealedHeader, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions, runMigrations } from '@hashq/database';
-import { JobsRepository } from '@hashq/jobs';
+import { JobsRepository, type LeasedJob } from '@hashq/jobs';
 import { fileVersion } from '@hashq/sources';
-import { CheckpointStore, type LeasedJob } from '../apps/worker/src/checkpoint-store';
+import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { createApiApp } from './helpers/api';
 import { stateKeysEnv, testStateKey } from './helpers/env';
 import { fileDigest, MiB, WorkerTestEnv } from './helpers/worker-process';
@@ -50,7 +50,7 @@ class InProcessStore {
    * `offset` bytes, sealed by CheckpointStore.save, the job back to 'queued'.
    */
   async checkpoint(id: string, path: string, offset: number, algorithms = ['sha256']): Promise<LeasedJob> {
-    const leased = (await this.store.lease(id, 'test'))!;
+    const leased = (await new JobsRepository(this.dataSource).lease(id, 'test', 30))!;
     const head = (await readFile(path)).subarray(0, offset);
     const states = new Map(
       algorithms.map((name) => {
@@ -218,15 +218,15 @@ describe('sealed hash states', () => {
       const checkpointed = async () => {
         const id = await env.submit(path, ['sha256', 'md5']);
         await local.checkpoint(id, path, MiB + 1, ['sha256', 'md5']);
-        expect([(await env.job(id)).status, await count(id)]).toEqual(['queued', 2]); // released: kept
+        expect([(await env.job(id)).status, await count(id)]).toEqual(['queued', 2]); // handed back: kept
         return id;
       };
-      const leased = async (id: string) => (await store.lease(id, 'test'))!;
+      const leased = async (id: string) => (await jobs.lease(id, 'test', 30))!;
       const result = { status: 'succeeded' as const, digests: {}, totalBytes: 2 * MiB, bytesRead: 2 * MiB };
       const ends: Array<[string, (id: string) => Promise<unknown>]> = [
         ['canceled', (id) => request(api.getHttpServer()).post(`/v1/jobs/${id}/cancel`).expect(200)],
         ['failed', (id) => jobs.failExhausted(id, 1)], // the reconciler
-        ['failed', (id) => store.failExhausted(id, 1)], // a worker refusing the lease
+        ['failed', (id) => jobs.failExhaustedOnLease(id, 1)], // a worker refusing the lease
         ['failed', async (id) => store.fail(await leased(id), { code: 'SOURCE_CHANGED', message: 'changed' }, 0)],
         ['canceled', async (id) => store.cancel(await leased(id), 0)],
         ['succeeded', async (id) => store.finish(await leased(id), result)],
@@ -237,7 +237,7 @@ describe('sealed hash states', () => {
         expect([(await env.job(id)).status, await count(id)]).toEqual([status, 0]);
       }
       const released = await checkpointed();
-      await store.release(await leased(released), { code: 'INTERNAL_ERROR', message: 'retry' }, 0);
+      await store.requeue(await leased(released), { code: 'INTERNAL_ERROR', message: 'retry' }, 0);
       expect([(await env.job(released)).status, await count(released)]).toEqual(['queued', 2]);
     } finally {
       await api.close();

@@ -6,7 +6,9 @@ import { open } from 'node:fs/promises';
 import { DataSource } from 'typeorm';
 import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions } from '@hashq/database';
-import { CheckpointStore, LeaseLostError } from '../apps/worker/src/checkpoint-store';
+import { JobsRepository } from '@hashq/jobs';
+import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
+import { LeaseLostError } from '../apps/worker/src/job-errors';
 import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
 
 const settings = {
@@ -21,27 +23,27 @@ describe('worker recovery (real processes)', () => {
   beforeAll(() => env.setUp());
   afterAll(() => env.tearDown());
 
-  it('SIGTERM checkpoints the current position, releases the job, and the next worker resumes from there', async () => {
+  it('SIGTERM checkpoints the current position, hands the job back, and the next worker resumes from there', async () => {
     const path = await env.createFile('graceful.bin', 160);
     const id = await env.submit(path, ['sha256', 'sha512']);
     // SIGTERM must find the job mid-flight by construction, not by racing the hashing (the rest of
     // the file took ~0.1 s after a 'checkpoint >= 64 MiB' line): job_states is locked before the
     // worker starts, so its first checkpoint (48 or 56 MiB) waits and its hashing stops at the lag
     // bound (64 MiB); it cannot finish. The stop is seen at the 56 or 64 MiB boundary, after that
-    // checkpoint was started, and the release hashes the chunk read ahead: offset 64 or 72 MiB.
+    // checkpoint was started, and the hand-back hashes the chunk read ahead: offset 64 or 72 MiB.
     const states = await env.lockTable('job_states');
     const first = env.startWorker({ ...settings, CHECKPOINT_BYTES: String(64 * MiB) });
     await states.waitForWaiter(first);
 
     // The helper would SIGKILL after 10 s; a worker that needed that fails the test.
     const stopping = first.stop('SIGTERM', 10_000);
-    await first.waitForLog((line) => line.msg === 'stopping: releasing running jobs');
-    await states.release(); // the waiting checkpoint commits, then the job is released
+    await first.waitForLog((line) => line.msg === 'stopping: handing back running jobs');
+    await states.release(); // the waiting checkpoint commits, then the job is handed back
     const exit = await stopping;
     expect(exit.signal === 'SIGKILL').toBe(false);
-    const released = first.lines.find((line) => line.jobId === id && line.msg === 'released on shutdown');
-    if (!released) throw new Error(`no release logged:\n${first.tail(30)}`);
-    const offset = released!.offset as number;
+    const handedBack = first.lines.find((line) => line.jobId === id && line.msg === 'handed back on shutdown');
+    if (!handedBack) throw new Error(`no hand-back logged:\n${first.tail(30)}`);
+    const offset = handedBack!.offset as number;
     expect(offset).toBeGreaterThanOrEqual(64 * MiB);
 
     const row = await env.job(id);
@@ -100,15 +102,16 @@ describe('worker recovery (real processes)', () => {
     await worker.stop();
   });
 
-  it('a stale fence cannot save a checkpoint, a result, a failure, a cancel or a release (store level)', async () => {
+  it('a stale fence cannot save a checkpoint, a result, a failure, a cancel, a hand-back or a requeue (store level)', async () => {
     const path = await env.createFile('store.bin', 1);
     const id = await env.submit(path, ['sha256']);
     const dataSource = await new DataSource(dataSourceOptions(env.env.config)).initialize();
     try {
       const sealer = new StateSealer(env.env.config.stateKeys);
       const store = new CheckpointStore(dataSource, env.env.config.databaseSchema, sealer, 30);
-      const stale = (await store.lease(id, 'stale-worker'))!;
-      const current = (await store.lease(id, 'current-worker'))!;
+      const jobs = new JobsRepository(dataSource);
+      const stale = (await jobs.lease(id, 'stale-worker', 30))!;
+      const current = (await jobs.lease(id, 'current-worker', 30))!;
       expect(current.fence).toBe(stale.fence + 1);
       const version = { size: MiB, mtimeMs: 1, ino: '1' };
       await store.save(current, { offset: 4096, bytesRead: 4096, sourceVersion: version, states: new Map([['sha256', Buffer.from('current')]]) });
@@ -121,7 +124,7 @@ describe('worker recovery (real processes)', () => {
         () => store.finish(stale, { status: 'succeeded', digests: { sha256: { hex: '00', base64: 'AA==' } }, totalBytes: MiB, bytesRead: MiB }),
         () => store.fail(stale, { code: 'SOURCE_CHANGED', message: 'stale' }, MiB),
         () => store.cancel(stale, MiB),
-        () => store.release(stale, { code: 'INTERNAL_ERROR', message: 'stale' }, MiB),
+        () => store.requeue(stale, { code: 'INTERNAL_ERROR', message: 'stale' }, MiB),
         () => store.start(stale, { totalBytes: MiB, sourceVersion: version }),
       ];
       for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(LeaseLostError);

@@ -1,23 +1,10 @@
 import type { DataSource } from 'typeorm';
 import { jobStateBinding, SealedStateError, type StateSealer } from '@hashq/crypto';
-import type { SourceSpec, SourceVersion } from '@hashq/sources';
-import { attemptsExhaustedAssignments, type DigestValue, type JobOptions } from '@hashq/jobs';
-import { retryWhileUnavailable, type OutageRetryPolicy } from './write-behind.js';
-
-/** A job row as the worker sees it right after taking the lease. */
-export interface LeasedJob {
-  id: string;
-  fence: number;
-  source: SourceSpec;
-  algorithms: string[];
-  options: JobOptions;
-  checkpointOffset: number;
-  /** Fence of the lease that wrote the checkpoint (null before the first one). */
-  checkpointFence: number | null;
-  sourceVersion: SourceVersion | null;
-  bytesRead: number;
-  attempts: number;
-}
+import { rawRows } from '@hashq/database';
+import type { SourceVersion } from '@hashq/sources';
+import type { DigestValue, LeasedJob } from '@hashq/jobs';
+import { LeaseLostError, type JobError } from './job-errors.js';
+import { retryWhileUnavailable, type OutageRetryPolicy } from './outage-retry.js';
 
 export interface Checkpoint {
   offset: number;
@@ -35,12 +22,6 @@ export interface FinalResult {
   error?: JobError;
 }
 
-export interface JobError {
-  code: string;
-  message: string;
-  details?: unknown;
-}
-
 /** OutageRetryPolicy whose callbacks also learn the job. */
 export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered'> & {
   onRetry?(error: unknown, attempt: number, delayMs: number, elapsedMs: number, job: LeasedJob): void;
@@ -48,37 +29,12 @@ export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered
 };
 
 /**
- * The job's fence moved on (another worker owns it now) or the job left
- * 'running' behind this worker's back: it must stop and write nothing.
- */
-export class LeaseLostError extends Error {
-  readonly code = 'LEASE_LOST';
-  constructor(
-    readonly jobId: string,
-    readonly fence: number,
-  ) {
-    super(`lease of job ${jobId} lost (fence ${fence} is stale)`);
-  }
-}
-
-interface JobRow {
-  id: string;
-  fence: string;
-  source: SourceSpec;
-  algorithms: string[];
-  options: LeasedJob['options'] | null;
-  checkpoint_offset: string;
-  checkpoint_fence: string | null;
-  source_version: SourceVersion | null;
-  bytes_read: string;
-  attempts: number;
-}
-
-/**
- * Every write the worker makes to PostgreSQL. Each one is guarded by the
- * fence taken with the lease (`WHERE id = $1 AND fence = $2`): when it matches
- * no row, the lease was lost and LeaseLostError is thrown before anything else
- * is written.
+ * The worker's writes under the lease it holds (JobsRepository.lease takes it), and the only
+ * class touching job_states. Each write is guarded by the fence taken with the lease
+ * (`WHERE id = $1 AND fence = $2`): when it matches no row, the lease was lost and LeaseLostError
+ * is thrown before anything else is written. A checkpoint writes jobs and job_states in ONE
+ * statement (see fenced): that statement is the durability design, so the fenced UPDATEs on jobs
+ * live here and not in JobsRepository, which owns every other statement on jobs.
  *
  * Hash states are sealed (StateSealer) before they are written and opened when
  * loaded. Each is bound to the job, its algorithm, the checkpoint offset and the
@@ -106,54 +62,6 @@ export class CheckpointStore {
     const quoted = `"${schema.replace(/"/g, '""')}"`;
     this.jobs = `${quoted}.jobs`;
     this.states = `${quoted}.job_states`;
-  }
-
-  /**
-   * Takes the job (fence + 1, attempts + 1); null when it is no longer queued or running, or when
-   * it has already taken `maxAttempts` leases (then see failExhausted).
-   */
-  async lease(jobId: string, owner: string, maxAttempts = Number.MAX_SAFE_INTEGER): Promise<LeasedJob | null> {
-    const rows: JobRow[] = await this.db.query(
-      `UPDATE ${this.jobs}
-          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
-              lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
-              started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version,
-                  bytes_read, attempts`,
-      [jobId, owner, this.leaseSeconds, maxAttempts],
-    );
-    const row = firstRow(rows);
-    if (!row) return null;
-    return {
-      id: row.id,
-      fence: Number(row.fence),
-      source: row.source,
-      algorithms: row.algorithms,
-      options: row.options ?? {},
-      checkpointOffset: Number(row.checkpoint_offset),
-      checkpointFence: row.checkpoint_fence === null ? null : Number(row.checkpoint_fence),
-      sourceVersion: row.source_version,
-      bytesRead: Number(row.bytes_read),
-      attempts: row.attempts,
-    };
-  }
-
-  /**
-   * The crash-loop cap: a job still queued or running that has taken `maxAttempts` leases ends
-   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, the checkpoint offset kept, the states deleted)
-   * instead of running again. Returns what was recorded, or null when the job is finished or still
-   * has attempts left.
-   */
-  async failExhausted(jobId: string, maxAttempts: number): Promise<{ attempts: number; checkpointOffset: number } | null> {
-    const rows: { attempts: number; checkpoint_offset: string }[] = await this.db.query(
-      `UPDATE ${this.jobs} SET ${attemptsExhaustedAssignments('$2')}
-        WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $2
-        RETURNING attempts, checkpoint_offset`,
-      [jobId, maxAttempts],
-    );
-    const row = firstRow(rows);
-    return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
   }
 
   /**
@@ -209,10 +117,10 @@ export class CheckpointStore {
 
   /**
    * Writes offset + states atomically (one statement: the states are upserted
-   * only if the fenced UPDATE matched). With `release`, the job also goes back
+   * only if the fenced UPDATE matched). With `handBack`, the job also goes back
    * to 'queued' (graceful shutdown: the next worker continues from here).
    */
-  save(job: LeasedJob, checkpoint: Checkpoint, release = false): Promise<{ cancelRequested: boolean }> {
+  save(job: LeasedJob, checkpoint: Checkpoint, handBack = false): Promise<{ cancelRequested: boolean }> {
     // Sealed once: a retry sends the very same bytes.
     const sealed = new Map(
       [...checkpoint.states].map(([name, state]) => [
@@ -220,9 +128,9 @@ export class CheckpointStore {
         this.sealer.seal(state, jobStateBinding(job.id, name, checkpoint.offset, job.fence)),
       ]),
     );
-    // Retried only while the job stays 'running' (a release that committed but whose answer was
+    // Retried only while the job stays 'running' (a hand-back that committed but whose answer was
     // lost would look like a lost lease on the retry); the checkpoint itself is idempotent.
-    if (!release) return this.retrying(job, () => this.write(job, checkpoint, sealed, false));
+    if (!handBack) return this.retrying(job, () => this.write(job, checkpoint, sealed, false));
     return this.write(job, checkpoint, sealed, true);
   }
 
@@ -230,18 +138,18 @@ export class CheckpointStore {
     job: LeasedJob,
     checkpoint: Checkpoint,
     sealed: ReadonlyMap<string, Buffer>,
-    release: boolean,
+    handBack: boolean,
   ): Promise<{ cancelRequested: boolean }> {
     return this.fenced(
       job,
-      `checkpoint_offset = $3, checkpoint_fence = $2, bytes_done = ${release ? '$3' : 'greatest(bytes_done, $3)'},
+      `checkpoint_offset = $3, checkpoint_fence = $2, bytes_done = ${handBack ? '$3' : 'greatest(bytes_done, $3)'},
        bytes_read = greatest(bytes_read, $4), source_version = $5, checkpointed_at = now(),
-       ${release ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
+       ${handBack ? `status = 'queued', lease_owner = NULL, lease_expires_at = NULL` : `lease_expires_at = now() + make_interval(secs => $6)`}`,
       [
         checkpoint.offset,
         checkpoint.bytesRead,
         JSON.stringify(checkpoint.sourceVersion),
-        ...(release ? [] : [this.leaseSeconds]),
+        ...(handBack ? [] : [this.leaseSeconds]),
       ],
       {
         sql: (first) => `INSERT INTO ${this.states} (job_id, algorithm, state)
@@ -292,8 +200,8 @@ export class CheckpointStore {
     );
   }
 
-  /** Gives the job back (transient error before a retry): 'queued', the last checkpoint kept. */
-  async release(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
+  /** Requeues the job after a transient error (BullMQ retries it): 'queued', the last checkpoint kept. */
+  async requeue(job: LeasedJob, error: JobError, bytesRead: number): Promise<void> {
     await this.fenced(
       job,
       `status = 'queued', error_code = $3, error_message = $4, bytes_done = checkpoint_offset,
@@ -332,22 +240,14 @@ export class CheckpointStore {
       ? `WITH fenced_job AS (${update}), companion AS (${companion.sql(params.length + 3)})
          SELECT cancel_requested FROM fenced_job`
       : update;
-    const rows: { cancel_requested: boolean }[] = await this.db.query(sql, [
+    const result: unknown = await this.db.query(sql, [
       job.id,
       job.fence,
       ...params,
       ...(companion?.params ?? []),
     ]);
-    const row = firstRow(rows);
+    const [row] = rawRows<{ cancel_requested: boolean }>(result);
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
-}
-
-/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL, plain rows for SELECT. */
-function firstRow<T>(result: T[] | [T[], number]): T | undefined {
-  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
-    return (result[0] as T[])[0];
-  }
-  return (result as T[])[0];
 }

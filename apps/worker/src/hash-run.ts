@@ -9,10 +9,13 @@ import {
   type SourceFactory,
 } from '@hashq/sources';
 import type { Logger } from 'pino';
-import type { Checkpoint, CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
-import type { DigestValue } from '@hashq/jobs';
+import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
+import type { LeasedJob } from '@hashq/jobs';
+import { expectedDigestError } from './expected-digests.js';
+import { StateInvalidError } from './job-errors.js';
 import { JobHashers } from './job-hashers.js';
 import { prepareS3Checksum, s3ChecksumError, type RunHashers } from './s3-checksum.js';
+import { RunTimings } from './run-timings.js';
 import { WriteBehind } from './write-behind.js';
 import type { RunMetrics } from './worker-metrics.js';
 
@@ -30,17 +33,13 @@ export interface RunSettings {
 const HEARTBEAT_MS = 250;
 
 /** How a run ended when it did not throw. */
-export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'released';
+export type RunOutcome = 'succeeded' | 'failed' | 'canceled' | 'handed-back';
 
 /** Why the read loop stopped. */
-type LoopEnd = 'end' | 'cancel' | 'release';
-
-export class StateInvalidError extends Error {
-  readonly code = 'STATE_INVALID';
-}
+type LoopEnd = 'end' | 'cancel' | 'hand-back';
 
 /**
- * One attempt at one job, from the lease to a final status (or to a release
+ * One attempt at one job, from the lease to a final status (or to a hand-back
  * on shutdown): restore → open at the offset → read ahead / hash / heartbeat
  * per chunk → checkpoint → finalize. Every write goes through the fenced store.
  */
@@ -51,11 +50,7 @@ export class HashRun {
   /** Offset of the last committed checkpoint. */
   private durableOffset: number;
   private lastWriteAt = 0;
-  private readonly waits = { readWait: 0, hash: 0, writeWait: 0 };
-  /** Milliseconds since the lease at the end of each phase, logged with 'finished' (bench:e2e reads it). */
-  private readonly phases: Record<string, number> = {};
-  private readonly leasedAt = performance.now();
-  private checkpoints = { count: 0, ms: 0 };
+  private readonly timings = new RunTimings();
   private readonly writes = new WriteBehind();
   /** Aborted on a cancel request (or a failed write): ends a read that is waiting on the source. */
   private readonly reading = new AbortController();
@@ -82,7 +77,7 @@ export class HashRun {
 
   async execute(): Promise<RunOutcome> {
     const base = await this.prepareHashers();
-    this.mark('prepared');
+    this.timings.mark('prepared');
     const source = this.sources.create(this.job.source);
     const s3Checksum = await prepareS3Checksum(this.job, source, this.store); // job option s3Checksum
     const resuming = this.job.checkpointOffset > 0;
@@ -92,14 +87,14 @@ export class HashRun {
       onBytes: guard.onBytes,
     });
     const opened = await guard.watch(raw, this.job.checkpointOffset); // a declared size over the maximum fails here
-    this.mark('opened');
+    this.timings.mark('opened');
     this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
     try {
       const { cancelRequested } = await this.store.start(this.job, {
         totalBytes: opened.size,
         sourceVersion: opened.version,
       });
-      this.mark('started');
+      this.timings.mark('started');
       if (cancelRequested) return await this.cancel();
       const hashers = s3Checksum?.attach(base, opened) ?? base;
       this.log.info(
@@ -108,9 +103,9 @@ export class HashRun {
       );
       const stop = await this.hashStream(opened, hashers);
       if (stop) return stop;
-      this.mark('hashed');
+      this.timings.mark('hashed');
       await this.verifyUnchanged(source, opened);
-      this.mark('verified');
+      this.timings.mark('verified');
       return await this.finalize(hashers, opened);
     } finally {
       await opened.close().catch(() => undefined);
@@ -146,7 +141,7 @@ export class HashRun {
     } finally {
       clearInterval(pulse); // no heartbeat may race the final write
     }
-    if (end === 'release') return this.release(hashers, opened);
+    if (end === 'hand-back') return this.handBack(hashers, opened);
     if (end === 'cancel') return this.cancel();
     await this.writes.settle();
     return this.writes.cancelRequested ? this.cancel() : undefined;
@@ -175,62 +170,49 @@ export class HashRun {
     const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
-    let next = this.fetch(chunks);
+    let next = this.readNextChunk(chunks);
     for (;;) {
-      const read = await this.read(next);
+      const read = await this.awaitChunk(next);
       if (!read) return 'cancel';
       if (read.done) return 'end';
       const chunk = read.value;
       // Hashing is handed to the pool before the next read is requested: that request's synchronous
       // part (generator resume, FileHandle.read set-up, ~0.1 ms) would otherwise delay every chunk.
-      const hashing = this.timed('hash', hashers.update(chunk));
-      next = this.fetch(chunks); // chunk N+1 is read while chunk N is hashed
+      const hashing = this.timings.timed('hash', hashers.update(chunk));
+      next = this.readNextChunk(chunks); // chunk N+1 is read while chunk N is hashed
       await hashing;
       this.position += chunk.length;
       this.metrics?.bytesHashed(chunk.length);
-      if (this.writes.checkpointInFlight && wouldLag()) await this.timed('writeWait', this.writes.settle());
+      if (this.writes.checkpointInFlight && wouldLag()) await this.timings.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
       if (this.writes.cancelRequested) return 'cancel';
       if (this.stopRequested()) {
         // The next chunk is read already: hash it too, so the next worker re-reads nothing.
-        const last = await this.read(next);
+        const last = await this.awaitChunk(next);
         if (!last) return 'cancel';
         if (!last.done) {
           await hashers.update(last.value);
           this.position += last.value.length;
           this.metrics?.bytesHashed(last.value.length);
         }
-        return 'release';
+        return 'hand-back';
       }
       if (this.checkpointDue()) {
-        if (this.writes.busy && wouldLag()) await this.timed('writeWait', this.writes.settle()); // a heartbeat is in the way
+        // a heartbeat is in the way
+        if (this.writes.busy && wouldLag()) await this.timings.timed('writeWait', this.writes.settle());
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
       }
     }
   }
 
   /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */
-  private async read(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
+  private async awaitChunk(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
     try {
-      return await this.timed('readWait', next);
+      return await this.timings.timed('readWait', next);
     } catch (err) {
       if (!this.reading.signal.aborted) throw err;
       this.writes.throwIfFailed();
       return null;
-    }
-  }
-
-  private mark(phase: string): void {
-    this.phases[phase] = Math.round(performance.now() - this.leasedAt);
-  }
-
-  /** Where the loop's time goes (milliseconds), logged when the job ends: the cost of each stage. */
-  private async timed<T>(stage: keyof typeof this.waits, work: Promise<T>): Promise<T> {
-    const started = performance.now();
-    try {
-      return await work;
-    } finally {
-      this.waits[stage] += performance.now() - started;
     }
   }
 
@@ -239,7 +221,7 @@ export class HashRun {
    * they arrive, hashed or not: after a crash, what the next attempt reads again
    * shows in `bytes_read - total_bytes`.
    */
-  private fetch(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
+  private readNextChunk(chunks: AsyncIterator<Buffer>): Promise<IteratorResult<Buffer>> {
     const pending = chunks.next();
     pending.then(
       (result) => {
@@ -276,23 +258,22 @@ export class HashRun {
     return { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() };
   }
 
-  private async save(checkpoint: Checkpoint, release: boolean): Promise<{ cancelRequested: boolean }> {
+  private async save(checkpoint: Checkpoint, handBack: boolean): Promise<{ cancelRequested: boolean }> {
     const started = process.hrtime.bigint();
-    const result = await this.store.save(this.job, checkpoint, release);
+    const result = await this.store.save(this.job, checkpoint, handBack);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    this.checkpoints.count++;
-    this.checkpoints.ms += ms;
+    this.timings.checkpointSaved(ms);
     this.metrics?.checkpointSaved(ms / 1000);
-    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, release }, 'checkpoint saved');
+    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, handBack }, 'checkpoint saved');
     return result;
   }
 
   /** Graceful shutdown: save the current position and give the job back as 'queued'. */
-  private async release(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
+  private async handBack(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     await this.writes.settle();
     await this.save(this.snapshot(hashers, opened), true);
-    this.log.info({ offset: this.position }, 'released on shutdown');
-    return 'released';
+    this.log.info({ offset: this.position }, 'handed back on shutdown');
+    return 'handed-back';
   }
 
   private async cancel(): Promise<RunOutcome> {
@@ -319,7 +300,7 @@ export class HashRun {
 
   private async finalize(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     const digests = hashers.digests();
-    const error = mismatchError(digests, this.job.options.expected) ?? s3ChecksumError(digests);
+    const error = expectedDigestError(digests, this.job.options.expected) ?? s3ChecksumError(digests);
     await this.store.finish(this.job, {
       status: error ? 'failed' : 'succeeded',
       digests,
@@ -327,32 +308,10 @@ export class HashRun {
       bytesRead: this.bytesRead,
       error,
     });
-    this.mark('finished');
-    const ms = Object.fromEntries(Object.entries(this.waits).map(([stage, value]) => [stage, Math.round(value)]));
-    const checkpoints = { count: this.checkpoints.count, ms: Math.round(this.checkpoints.ms) };
-    this.log.info(
-      { totalBytes: this.position, bytesRead: this.bytesRead, status: error ? 'failed' : 'succeeded', ms, phases: this.phases, checkpoints },
-      'finished',
-    );
+    this.timings.mark('finished');
+    const status = error ? 'failed' : 'succeeded';
+    const totals = { totalBytes: this.position, bytesRead: this.bytesRead, status };
+    this.log.info({ ...totals, ...this.timings.summary() }, 'finished');
     return error ? 'failed' : 'succeeded';
   }
-}
-
-
-function mismatchError(
-  digests: Record<string, DigestValue>,
-  expected: Record<string, string> | undefined,
-): JobError | undefined {
-  if (!expected) return undefined;
-  const mismatches: Record<string, { expected: string; actual: string }> = {};
-  for (const [algorithm, hex] of Object.entries(expected)) {
-    const actual = digests[algorithm]?.hex;
-    if (actual !== undefined && actual !== hex.toLowerCase()) mismatches[algorithm] = { expected: hex.toLowerCase(), actual };
-  }
-  if (Object.keys(mismatches).length === 0) return undefined;
-  return {
-    code: 'DIGEST_MISMATCH',
-    message: `digest differs from the expected value for ${Object.keys(mismatches).join(', ')}`,
-    details: mismatches,
-  };
 }

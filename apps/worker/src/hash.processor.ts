@@ -4,12 +4,12 @@ import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
 import { HASHQ_CONFIG, HASHQ_LOGGER, loadConfig, type HashqConfig } from '@hashq/config';
-import { HASH_QUEUE, type HashJobData } from '@hashq/jobs';
+import { HASH_QUEUE, JobsRepository, type HashJobData, type LeasedJob } from '@hashq/jobs';
 import { SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
-import { CheckpointStore, LeaseLostError, type LeasedJob } from './checkpoint-store.js';
+import { CheckpointStore } from './checkpoint-store.js';
 import { HashRun, type RunOutcome } from './hash-run.js';
-import { classifyError } from './job-errors.js';
+import { classifyError, LeaseLostError } from './job-errors.js';
 import { WorkerMetrics } from './worker-metrics.js';
 
 /** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
@@ -35,6 +35,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   private draining = false;
 
   constructor(
+    private readonly jobs: JobsRepository,
     private readonly store: CheckpointStore,
     private readonly sources: SourceFactory,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
@@ -46,12 +47,12 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
 
   async process(job: Job<HashJobData>, token?: string): Promise<{ status: RunOutcome | 'skipped' }> {
     const jobId = job.data.jobId ?? job.id;
-    if (this.draining) return this.giveBack(job, token);
+    if (this.draining) return this.moveBackToWait(job, token);
     const maxAttempts = this.config.maxJobAttempts;
-    const leased = await this.store.lease(jobId, this.owner, maxAttempts);
+    const leased = await this.jobs.lease(jobId, this.owner, this.config.leaseSeconds, maxAttempts);
     if (!leased) {
       // A crash loop (MAX_JOB_ATTEMPTS leases used): the job ends failed instead of running again.
-      const exhausted = await this.store.failExhausted(jobId, maxAttempts);
+      const exhausted = await this.jobs.failExhaustedOnLease(jobId, maxAttempts);
       if (exhausted) {
         this.log.error({ jobId, bullJobId: job.id, maxAttempts, ...exhausted }, 'job failed: ATTEMPTS_EXHAUSTED');
         return { status: 'failed' };
@@ -67,17 +68,17 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     } catch (err) {
       throw await this.settleError(err, job, leased, run, log);
     }
-    if (outcome === 'released') return this.giveBack(job, token);
+    if (outcome === 'handed-back') return this.moveBackToWait(job, token);
     return { status: outcome };
   }
 
   /**
-   * SIGTERM/SIGINT: the running jobs checkpoint and release at their next chunk;
+   * SIGTERM/SIGINT: the running jobs checkpoint and are handed back at their next chunk;
    * closing the worker first makes sure it fetches nothing new meanwhile.
    */
   async beforeApplicationShutdown(signal?: string): Promise<void> {
     this.draining = true;
-    this.log.info({ signal }, 'stopping: releasing running jobs');
+    this.log.info({ signal }, 'stopping: handing back running jobs');
     await this.worker.close();
   }
 
@@ -92,7 +93,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   }
 
   /** Back to 'wait' in BullMQ right away (no stall timeout): another worker continues from the checkpoint. */
-  private async giveBack(job: Job, token: string | undefined): Promise<never> {
+  private async moveBackToWait(job: Job, token: string | undefined): Promise<never> {
     await job.moveToWait(token);
     throw new WaitingError();
   }
@@ -111,7 +112,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
         log.error({ code: error.code, error: error.message }, 'job failed');
         return new UnrecoverableError(`${error.code}: ${error.message}`);
       }
-      await this.store.release(leased, error, run.totalBytesRead);
+      await this.store.requeue(leased, error, run.totalBytesRead);
       log.warn({ code: error.code, error: error.message }, 'transient error: will retry with backoff');
       return err instanceof Error ? err : new Error(String(err));
     } catch (storeErr) {

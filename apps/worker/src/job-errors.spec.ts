@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { createHasher, Hasher } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
-import { classifyError } from './job-errors';
-import { StateInvalidError } from './hash-run';
+import { classifyError, StateInvalidError } from './job-errors';
 
 describe('classifyError', () => {
   it('keeps a source code and whether it is permanent', () => {

@@ -2,6 +2,8 @@ import { algorithms, createHasher, Hasher, type AlgorithmInfo } from '@hashq/nat
 
 import type { DigestValue, JobOptions } from '@hashq/jobs';
 
+import { StateInvalidError } from './job-errors.js';
+
 /**
  * The hashers of one job, one per algorithm, all fed the same chunks. The
  * algorithms of a chunk run in parallel on the libuv thread pool, so a job
@@ -32,7 +34,7 @@ export class JobHashers {
     const hashers = new Map<string, Hasher>();
     for (const name of names) {
       const state = states.get(name);
-      if (!state) throw new MissingStateError(name);
+      if (!state) throw StateInvalidError.missing(name);
       hashers.set(name, Hasher.restore(state, name));
     }
     return new JobHashers(hashers);
@@ -61,12 +63,5 @@ export class JobHashers {
       out[name] = { hex: digest.toString('hex'), base64: digest.toString('base64') };
     }
     return out;
-  }
-}
-
-export class MissingStateError extends Error {
-  readonly code = 'STATE_INVALID';
-  constructor(readonly algorithm: string) {
-    super(`no checkpointed state for ${algorithm}`);
   }
 }

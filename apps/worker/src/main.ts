@@ -11,7 +11,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
   });
-  // Nest runs the shutdown hooks (checkpoint + release, then close) on these signals.
+  // Nest runs the shutdown hooks (checkpoint + hand-back, then close) on these signals.
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

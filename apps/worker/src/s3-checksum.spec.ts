@@ -1,7 +1,8 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as zlib from 'node:zlib';
 import type { OpenedSource, S3ObjectLayout } from '@hashq/sources';
-import { JobHashers, MissingStateError } from './job-hashers';
+import { StateInvalidError } from './job-errors';
+import { JobHashers } from './job-hashers';
 import { S3_CHECKSUM_STATE, S3ChecksumHashers, s3ChecksumError } from './s3-checksum';
 
 /** Oracle: node:crypto and zlib.crc32 (Node >= 20.15). */
@@ -118,8 +119,8 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
     const saved = hashers.serialize().get(S3_CHECKSUM_STATE)!;
     const restore = (opened: OpenedSource, offset: number) => () => S3ChecksumHashers.restore(base, ALGORITHMS, saved, opened, offset);
     expect(restore(openedFor(layout), 6_000)).not.toThrow();
-    expect(restore(openedFor({ ...layout, etag: '"other"' }), 6_000)).toThrow(MissingStateError);
-    expect(restore(openedFor(layout), 4_000)).toThrow(MissingStateError);
-    expect(() => S3ChecksumHashers.restore(base, ALGORITHMS, Buffer.from('{'), openedFor(layout), 6_000)).toThrow(MissingStateError);
+    expect(restore(openedFor({ ...layout, etag: '"other"' }), 6_000)).toThrow(StateInvalidError);
+    expect(restore(openedFor(layout), 4_000)).toThrow(StateInvalidError);
+    expect(() => S3ChecksumHashers.restore(base, ALGORITHMS, Buffer.from('{'), openedFor(layout), 6_000)).toThrow(StateInvalidError);
   });
 });

@@ -1,5 +1,5 @@
 import { createHasher, Hasher } from '@hashq/native';
-import { S3_CHECKSUM_ALGORITHMS, type DigestValue, type S3ChecksumValue } from '@hashq/jobs';
+import { S3_CHECKSUM_ALGORITHMS, type DigestValue, type LeasedJob, type S3ChecksumValue } from '@hashq/jobs';
 import {
   packPartSizes,
   S3Source,
@@ -11,8 +11,9 @@ import {
   type S3ObjectLayout,
   type Source,
 } from '@hashq/sources';
-import type { CheckpointStore, JobError, LeasedJob } from './checkpoint-store.js';
-import { MissingStateError, type JobHashers } from './job-hashers.js';
+import type { CheckpointStore } from './checkpoint-store.js';
+import { StateInvalidError, type JobError } from './job-errors.js';
+import type { JobHashers } from './job-hashers.js';
 
 /**
  * The job option `s3Checksum`: S3's own form of each S3-supported digest.
@@ -98,7 +99,7 @@ export async function prepareS3Checksum(
     };
   }
   const saved = (await store.loadStates(job)).get(S3_CHECKSUM_STATE);
-  if (!saved) throw new MissingStateError(S3_CHECKSUM_STATE);
+  if (!saved) throw StateInvalidError.missing(S3_CHECKSUM_STATE);
   return { attach: (base, opened) => S3ChecksumHashers.restore(base, algorithms, saved, opened, job.checkpointOffset) };
 }
 
@@ -180,7 +181,7 @@ export class S3ChecksumHashers implements RunHashers {
       });
       return new S3ChecksumHashers(base, layout, plans, state.position, state.partIndex);
     } catch (err) {
-      throw new MissingStateError(`${S3_CHECKSUM_STATE} (unusable: ${(err as Error).message})`);
+      throw StateInvalidError.missing(`${S3_CHECKSUM_STATE} (unusable: ${(err as Error).message})`);
     }
   }
 

@@ -6,4 +6,5 @@ export * from './tables';
 export * from './html';
 export * from './reference';
 export * from './queue';
+export * from './benchmark-repository';
 export * from './store';

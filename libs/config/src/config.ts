@@ -73,7 +73,7 @@ export interface WorkerSettings {
   stalledIntervalMs: number;
   /** WORKER_MAX_STALLED_COUNT: stalls (dead workers) one job survives before BullMQ fails it. */
   maxStalledCount: number;
-  /** WORKER_SHUTDOWN_TIMEOUT_MS: a stopping worker exits after this long even if its job did not release. */
+  /** WORKER_SHUTDOWN_TIMEOUT_MS: a stopping worker exits after this long even if its job was not handed back. */
   shutdownTimeoutMs: number;
   /**
    * PG_OUTAGE_MAX_SECONDS (in ms here): how long one heartbeat/checkpoint write is retried while

@@ -5,13 +5,13 @@ import type { DataSourceOptions } from 'typeorm';
 import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-CreateJobs';
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000-BenchmarkWorkers';
-import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
 import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
-import { JobStateEntity } from './job-state.entity';
+import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
-export const ENTITIES = [JobEntity, JobStateEntity];
+/** job_states has no entity: only the worker's fenced raw SQL touches it (apps/worker/src/checkpoint-store.ts). */
+export const ENTITIES = [JobEntity];
 
 /**
  * Migrations in the order they were written; listed by class so no glob depends on dist/ layout.

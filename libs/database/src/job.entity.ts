@@ -1,5 +1,9 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
+// Types only, from files of @hashq/jobs that import nothing: no import cycle with @hashq/jobs.
+import type { DigestValue } from '@hashq/jobs/digest-value';
+import type { JobOptions } from '@hashq/jobs/job-options';
+
 import { bigintAsNumber } from './bigint.transformer';
 
 export type JobStatusValue = 'queued' | 'running' | 'succeeded' | 'failed' | 'canceled';
@@ -22,12 +26,7 @@ export class JobEntity {
   algorithms: string[];
 
   @Column({ type: 'jsonb', default: () => "'{}'" })
-  options: {
-    outputLength?: number;
-    customization?: string;
-    expected?: Record<string, string>;
-    priority?: number;
-  };
+  options: JobOptions;
 
   @Column({ name: 'idempotency_key', type: 'text', nullable: true, unique: true })
   idempotencyKey: string | null;
@@ -76,7 +75,7 @@ export class JobEntity {
   cancelRequested: boolean;
 
   @Column({ type: 'jsonb', nullable: true })
-  digests: Record<string, { hex: string; base64: string }> | null;
+  digests: Record<string, DigestValue> | null;
 
   @Column({ name: 'error_code', type: 'text', nullable: true })
   errorCode: string | null;

@@ -1,5 +1,7 @@
 export * from './job-status';
 export * from './job-options';
+export * from './source-ref';
+export * from './digest-value';
 export * from './queue';
 export * from './jobs.repository';
 export * from './job-store.module';

@@ -12,10 +12,3 @@ export const JobStatus = {
 export type JobStatus = JobStatusValue;
 
 export const JOB_STATUSES: readonly JobStatus[] = Object.values(JobStatus);
-
-/** Statuses a job never leaves. */
-export const FINISHED_STATUSES: readonly JobStatus[] = [JobStatus.Succeeded, JobStatus.Failed, JobStatus.Canceled];
-
-export function isFinished(status: JobStatus): boolean {
-  return FINISHED_STATUSES.includes(status);
-}

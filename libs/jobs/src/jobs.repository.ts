@@ -2,11 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 
-import { JobEntity } from '@hashq/database';
+import { JobEntity, rawRows } from '@hashq/database';
+import type { SourceSpec, SourceVersion } from '@hashq/sources';
 
 import { attemptsExhaustedAssignments } from './attempts';
 import { ENQUEUE_REFUSED } from './queue';
-import type { JobOptions, SourceRef } from './job-options';
+import type { JobOptions } from './job-options';
+import type { SourceRef } from './source-ref';
 import { JOB_STATUSES, JobStatus } from './job-status';
 
 /** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
@@ -33,13 +35,42 @@ export interface ListQuery {
   after?: string;
 }
 
+/** A job row as the worker sees it right after taking the lease. */
+export interface LeasedJob {
+  id: string;
+  fence: number;
+  source: SourceSpec;
+  algorithms: string[];
+  options: JobOptions;
+  checkpointOffset: number;
+  /** Fence of the lease that wrote the checkpoint (null before the first one). */
+  checkpointFence: number | null;
+  sourceVersion: SourceVersion | null;
+  bytesRead: number;
+  attempts: number;
+}
+
+interface JobRow {
+  id: string;
+  fence: string;
+  source: SourceSpec;
+  algorithms: string[];
+  options: LeasedJob['options'] | null;
+  checkpoint_offset: string;
+  checkpoint_fence: string | null;
+  source_version: SourceVersion | null;
+  bytes_read: string;
+  attempts: number;
+}
+
 export type CancelResult =
   | { kind: 'not-found' }
   /** queued → canceled at once; running → cancel_requested, the worker stops within one chunk. */
   | { kind: 'canceled' | 'requested' | 'already-finished'; job: JobEntity };
 
 /**
- * Reads and writes the jobs table for the API (and whatever the worker shares with it).
+ * Every statement on the jobs table but the writes under a held lease (the worker's
+ * CheckpointStore owns those, with job_states): the API's, the reconciler's and the worker's lease.
  * PostgreSQL is the system of record; every state change here is one conditional UPDATE so
  * concurrent API calls and workers cannot undo each other.
  */
@@ -119,6 +150,62 @@ export class JobsRepository {
     return { kind: 'already-finished', job };
   }
 
+  /**
+   * The worker takes the job for `leaseSeconds` (fence + 1, attempts + 1); null when it is no longer
+   * queued or running, or when it has already taken `maxAttempts` leases (then see
+   * failExhaustedOnLease). The writes under the lease are CheckpointStore's (apps/worker).
+   */
+  async lease(
+    jobId: string,
+    owner: string,
+    leaseSeconds: number,
+    maxAttempts = Number.MAX_SAFE_INTEGER,
+  ): Promise<LeasedJob | null> {
+    const result: unknown = await this.dataSource.query(
+      `UPDATE jobs
+          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
+              lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
+              started_at = coalesce(started_at, now()), updated_at = now()
+        WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
+        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version,
+                  bytes_read, attempts`,
+      [jobId, owner, leaseSeconds, maxAttempts],
+    );
+    const [row] = rawRows<JobRow>(result);
+    if (!row) return null;
+    return {
+      id: row.id,
+      fence: Number(row.fence),
+      source: row.source,
+      algorithms: row.algorithms,
+      options: row.options ?? {},
+      checkpointOffset: Number(row.checkpoint_offset),
+      checkpointFence: row.checkpoint_fence === null ? null : Number(row.checkpoint_fence),
+      sourceVersion: row.source_version,
+      bytesRead: Number(row.bytes_read),
+      attempts: row.attempts,
+    };
+  }
+
+  /**
+   * The worker's crash-loop cap, when lease() refused the job: a job still queued or running that has taken `maxAttempts` leases ends
+   * 'failed' with ATTEMPTS_EXHAUSTED (fence + 1, the checkpoint offset kept, the states deleted) instead of running
+   * again. Returns what was recorded, or null when the job is finished or still has attempts left.
+   */
+  async failExhaustedOnLease(
+    jobId: string,
+    maxAttempts: number,
+  ): Promise<{ attempts: number; checkpointOffset: number } | null> {
+    const result: unknown = await this.dataSource.query(
+      `UPDATE jobs SET ${attemptsExhaustedAssignments('$2')}
+        WHERE id = $1 AND status IN ('queued', 'running') AND attempts >= $2
+        RETURNING attempts, checkpoint_offset`,
+      [jobId, maxAttempts],
+    );
+    const [row] = rawRows<{ attempts: number; checkpoint_offset: string }>(result);
+    return row ? { attempts: row.attempts, checkpointOffset: Number(row.checkpoint_offset) } : null;
+  }
+
   /** Number of jobs in every status (zero included). */
   async countByStatus(): Promise<Record<JobStatus, number>> {
     const rows: { status: JobStatus; count: string }[] = await this.dataSource.query(
@@ -167,13 +254,13 @@ export class JobsRepository {
    * it is no longer dispatchable or still has attempts left.
    */
   async failExhausted(id: string, maxAttempts: number): Promise<boolean> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const result: unknown = await this.dataSource.query(
       `UPDATE jobs SET ${attemptsExhaustedAssignments('$2')}
         WHERE id = $1 AND ${DISPATCHABLE} AND attempts >= $2
         RETURNING id`,
       [id, maxAttempts],
     );
-    return firstRows(rows).length === 1;
+    return rawRows(result).length === 1;
   }
 
   /**
@@ -182,7 +269,7 @@ export class JobsRepository {
    * when it is no longer dispatchable.
    */
   async failEnqueueRefused(id: string, reason: string): Promise<boolean> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const result: unknown = await this.dataSource.query(
       `UPDATE jobs SET status = 'failed', fence = fence + 1, error_code = '${ENQUEUE_REFUSED}',
               error_message = 'BullMQ refused the job: ' || $2,
               error_details = jsonb_build_object('reason', $2::text, 'priority', options -> 'priority'),
@@ -192,20 +279,6 @@ export class JobsRepository {
         RETURNING id`,
       [id, reason],
     );
-    return firstRows(rows).length === 1;
+    return rawRows(result).length === 1;
   }
-
-  /** Ids of jobs PostgreSQL says are not finished (for re-enqueueing after Redis lost them). */
-  async unfinishedIds(): Promise<string[]> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `SELECT id FROM jobs WHERE status IN ('queued', 'running') ORDER BY created_at`,
-    );
-    return rows.map((row) => row.id);
-  }
-}
-
-/** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL. */
-function firstRows<T>(result: T[] | [T[], number]): T[] {
-  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
-  return result as T[];
 }

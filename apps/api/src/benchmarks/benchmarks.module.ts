@@ -1,11 +1,14 @@
 import { Module } from '@nestjs/common';
 
+import { BenchmarkRepository } from '@hashq/bench';
+import { rowsSqlProvider } from '@hashq/database';
+
 import { BenchmarksController } from './benchmarks.controller';
 import { BenchmarksService } from './benchmarks.service';
 
-/** POST/GET /v1/benchmarks: eBASH-style runs on a worker of a chosen architecture (issue 5). */
+/** POST/GET /v1/benchmarks: eBASH-style runs on a worker of a chosen architecture. */
 @Module({
   controllers: [BenchmarksController],
-  providers: [BenchmarksService],
+  providers: [BenchmarksService, rowsSqlProvider(BenchmarkRepository)],
 })
 export class BenchmarksModule {}

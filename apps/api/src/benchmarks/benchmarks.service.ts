@@ -1,20 +1,18 @@
 import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import {
   BENCHMARK_NO_WORKER,
-  benchQueueName,
-  benchWorkerSeen,
-  expireOrphanedRuns,
+  benchmarkQueueName,
+  BenchmarkRepository,
   renderComparison,
   renderReport,
-  type BenchJobData,
+  type BenchmarkJobData,
   type BenchmarkRun,
-  type BenchRequest,
+  type BenchmarkRunRow,
+  type BenchmarkRequest,
 } from '@hashq/bench';
 import { RedisErrorLogger, redisOptions } from '@hashq/jobs';
 import { findAlgorithm } from '@hashq/native';
@@ -26,7 +24,7 @@ export interface BenchmarkSummary {
   id: string;
   status: string;
   arch: string;
-  request: BenchRequest;
+  request: BenchmarkRequest;
   cpuModel: string | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -35,27 +33,11 @@ export interface BenchmarkSummary {
   finishedAt: string | null;
 }
 
-interface RunRow {
-  id: string;
-  status: string;
-  arch: string;
-  request: BenchRequest;
-  cpu_model: string | null;
-  error_code: string | null;
-  error_message: string | null;
-  created_at: Date;
-  started_at: Date | null;
-  finished_at: Date | null;
-  report?: BenchmarkRun | null;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const SUMMARY_COLUMNS =
-  'id, status, arch, request, cpu_model, error_code, error_message, created_at, started_at, finished_at';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-function summary(row: RunRow): BenchmarkSummary {
+function summary(row: BenchmarkRunRow): BenchmarkSummary {
   return {
     id: row.id,
     status: row.status,
@@ -78,12 +60,12 @@ function summary(row: RunRow): BenchmarkSummary {
  */
 @Injectable()
 export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly queues = new Map<string, Queue<BenchJobData>>();
+  private readonly queues = new Map<string, Queue<BenchmarkJobData>>();
   private readonly redisErrors: RedisErrorLogger;
   private expiry?: NodeJS.Timeout;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly runs: BenchmarkRepository,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
   ) {
@@ -93,7 +75,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
     const unknown = (dto.algorithms ?? []).filter((a) => !findAlgorithm(a));
     if (unknown.length) throw ApiError.badRequest('UNKNOWN_ALGORITHM', `unknown algorithm(s): ${unknown.join(', ')}`, { unknown });
-    const request: BenchRequest = {
+    const request: BenchmarkRequest = {
       algorithms: dto.algorithms?.map((a) => findAlgorithm(a)!.name),
       implementations: dto.implementations,
       lengths: dto.lengths,
@@ -106,8 +88,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   async list(): Promise<BenchmarkSummary[]> {
-    const rows = (await this.db.query(`SELECT ${SUMMARY_COLUMNS} FROM benchmark_runs ORDER BY created_at DESC, id DESC LIMIT 100`)) as RunRow[];
-    return rows.map(summary);
+    return (await this.runs.list()).map(summary);
   }
 
   async get(id: string): Promise<BenchmarkSummary & { run: BenchmarkRun | null }> {
@@ -132,36 +113,25 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     await Promise.all([...this.queues.values()].map((q) => q.close()));
   }
 
-  /**
-   * Inserts the run if a worker of `arch` is alive and the active runs are below the limit; the
-   * check and the insert hold one advisory lock, so concurrent requests cannot overshoot it.
-   */
-  private admit(arch: string, request: BenchRequest): Promise<RunRow> {
+  /** The queued run, or the 422/429 that refuses it (see BenchmarkRepository.admit). */
+  private async admit(arch: string, request: BenchmarkRequest): Promise<BenchmarkRunRow> {
     const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } = this.config;
-    return this.db.transaction(async (tx) => {
-      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('hashq:benchmark_runs'))`);
-      if (!(await benchWorkerSeen(tx, arch, timeoutSeconds))) {
-        const message = `no benchmark worker of architecture ${arch} reported in the last ${timeoutSeconds} s`;
-        throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, { arch, timeoutSeconds });
-      }
-      const [{ active }] = (await tx.query(
-        `SELECT count(*)::int AS active FROM benchmark_runs WHERE status IN ('queued', 'running')`,
-      )) as { active: number }[];
-      if (active >= maxActive) {
-        const message = `${active} benchmark runs are queued or running (at most ${maxActive})`;
-        throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'BENCHMARK_LIMIT_REACHED', message, { active, maxActive });
-      }
-      const [row] = (await tx.query(
-        `INSERT INTO benchmark_runs (status, arch, request) VALUES ('queued', $1, $2) RETURNING ${SUMMARY_COLUMNS}`,
-        [arch, request],
-      )) as RunRow[];
-      return row;
-    });
+    const admission = await this.runs.admit(arch, request, { maxActive, timeoutSeconds });
+    if (admission.kind === 'no-worker') {
+      const message = `no benchmark worker of architecture ${arch} reported in the last ${timeoutSeconds} s`;
+      throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, { arch, timeoutSeconds });
+    }
+    if (admission.kind === 'limit-reached') {
+      const { active } = admission;
+      const message = `${active} benchmark runs are queued or running (at most ${maxActive})`;
+      throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'BENCHMARK_LIMIT_REACHED', message, { active, maxActive });
+    }
+    return admission.run;
   }
 
   private async expireOrphans(): Promise<void> {
     try {
-      const expired = await expireOrphanedRuns(this.db, this.config.benchmarkWorkerTimeoutSeconds);
+      const expired = await this.runs.expireOrphanedRuns(this.config.benchmarkWorkerTimeoutSeconds);
       if (expired.length > 0) this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired');
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not expire benchmark runs');
@@ -176,21 +146,21 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     return { ...row.report, id: row.id };
   }
 
-  private async row(id: string): Promise<RunRow> {
+  private async row(id: string): Promise<BenchmarkRunRow> {
     if (!UUID.test(id)) throw ApiError.badRequest('INVALID_ID', 'a benchmark id is a UUID');
-    const [row] = (await this.db.query(`SELECT ${SUMMARY_COLUMNS}, report FROM benchmark_runs WHERE id = $1`, [id])) as RunRow[];
+    const row = await this.runs.find(id);
     if (!row) throw new ApiError(HttpStatus.NOT_FOUND, 'BENCHMARK_NOT_FOUND', `no benchmark ${id}`);
     return row;
   }
 
-  private queue(arch: string): Queue<BenchJobData> {
+  private queue(arch: string): Queue<BenchmarkJobData> {
     let queue = this.queues.get(arch);
     if (!queue) {
-      queue = new Queue<BenchJobData>(benchQueueName(arch), {
+      queue = new Queue<BenchmarkJobData>(benchmarkQueueName(arch), {
         connection: redisOptions(this.config.redisUrl, 'producer'),
         prefix: this.config.queuePrefix,
       });
-      this.redisErrors.watch(queue, { queue: benchQueueName(arch) });
+      this.redisErrors.watch(queue, { queue: benchmarkQueueName(arch) });
       this.queues.set(arch, queue);
     }
     return queue;

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
 
-import { BENCH_ARCHS, PROVIDERS } from '@hashq/bench';
+import { BENCHMARK_ARCHS, PROVIDERS } from '@hashq/bench';
 
 import { IsOptionalNotNull } from '../common/is-optional-not-null';
 
@@ -31,9 +31,13 @@ export class CreateBenchmarkDto {
   @Max(65536, { each: true })
   lengths?: number[];
 
-  @ApiPropertyOptional({ description: 'CPU architecture of the worker to run on (process.arch names)', enum: BENCH_ARCHS, example: 'x64' })
+  @ApiPropertyOptional({
+    description: 'CPU architecture of the worker to run on (process.arch names)',
+    enum: BENCHMARK_ARCHS,
+    example: 'x64',
+  })
   @IsOptionalNotNull()
-  @IsIn(BENCH_ARCHS as unknown as string[])
+  @IsIn(BENCHMARK_ARCHS as unknown as string[])
   arch?: string;
 
   @ApiPropertyOptional({ description: 'Quick mode: fewer lengths and measurements (seconds)' })

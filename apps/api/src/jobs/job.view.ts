@@ -1,7 +1,7 @@
 import type { JobEntity } from '@hashq/database';
 import { publicSource } from '@hashq/sources';
 
-import type { DigestValue, JobOptions } from '@hashq/jobs';
+import type { DigestValue } from '@hashq/jobs';
 
 import type { DigestResponse, JobResponse, S3ChecksumResponse } from './dto/job.response';
 
@@ -38,7 +38,7 @@ function splitDigests(stored: Record<string, DigestValue> | null): {
 
 /** The public shape of a job: lease, fence and hash states stay internal. */
 export function toJobResponse(job: JobEntity): JobResponse {
-  const { digests, s3Checksum } = splitDigests(job.digests as Record<string, DigestValue> | null);
+  const { digests, s3Checksum } = splitDigests(job.digests);
   return {
     id: job.id,
     status: job.status,
@@ -52,7 +52,7 @@ export function toJobResponse(job: JobEntity): JobResponse {
     resumes: job.resumes,
     cancelRequested: job.cancelRequested,
     digests,
-    ...((job.options as JobOptions).s3Checksum ? { s3Checksum } : {}),
+    ...(job.options.s3Checksum ? { s3Checksum } : {}),
     error: job.errorCode
       ? { code: job.errorCode, message: job.errorMessage ?? '', details: job.errorDetails ?? undefined }
       : null,

@@ -1,9 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
-import { recordBenchWorker } from '@hashq/bench';
+import { BenchmarkRepository } from '@hashq/bench';
 
 /**
  * Tells the API that a benchmark worker of this architecture is alive: benchmark_workers.seen_at,
@@ -15,7 +13,7 @@ export class BenchmarkPresence implements OnApplicationBootstrap, OnModuleDestro
   private timer?: NodeJS.Timeout;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly runs: BenchmarkRepository,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly log: Logger,
   ) {}
@@ -31,7 +29,7 @@ export class BenchmarkPresence implements OnApplicationBootstrap, OnModuleDestro
 
   private async report(): Promise<void> {
     try {
-      await recordBenchWorker(this.db, process.arch);
+      await this.runs.recordWorker(process.arch);
     } catch (err) {
       this.log.warn({ arch: process.arch, err: (err as Error).message }, 'could not record the benchmark worker');
     }

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
-import { JOB_STATUSES, type JobStatus } from '@hashq/jobs';
+import { JOB_STATUSES, type JobOptions, type JobStatus } from '@hashq/jobs';
 
 export class ProgressResponse {
   @ApiProperty({ description: 'Bytes hashed so far (as of the last checkpoint while running)' })
@@ -64,7 +64,7 @@ export class JobResponse {
   algorithms: string[];
 
   @ApiProperty({ example: { outputLength: 64 }, description: 'outputLength, customization, expected, priority, s3Checksum' })
-  options: Record<string, unknown>;
+  options: JobOptions;
 
   @ApiProperty()
   progress: ProgressResponse;
