@@ -4,7 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
-import { QueueReconcilerModule, redisOptions } from '@hashq/jobs';
+import { JobStoreModule, QueueReconcilerModule, redisOptions } from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -28,6 +28,7 @@ export class WorkerModule {
             prefix: config.queuePrefix,
           }),
         }),
+        JobStoreModule,
         QueueReconcilerModule,
         BenchmarkModule,
       ],
