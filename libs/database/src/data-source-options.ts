@@ -6,6 +6,7 @@ import { CreateJobs1764676800000 } from '../../../migrations/1764676800000-Creat
 import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000-CreateBenchmarks';
 import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000-BenchmarkWorkers';
 import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
+import { sealSessionStatesMigration } from '../../../migrations/1796400000000-SealSessionStates';
 import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
 import { JobStateEntity } from './job-state.entity';
 import { JobEntity } from './job.entity';
@@ -25,6 +26,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     BenchmarkWorkers1764900000000,
     CreateDigestSessions1764950000000,
     sealJobStatesMigration(sealer),
+    sealSessionStatesMigration(sealer),
   ];
 }
 
