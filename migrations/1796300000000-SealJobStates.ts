@@ -78,7 +78,7 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
   };
 }
 
-function requireSealer(sealer: StateSealer | undefined, what: string): StateSealer {
+export function requireSealer(sealer: StateSealer | undefined, what: string): StateSealer {
   if (sealer) return sealer;
   throw new Error(`${what}, which needs HASHQ_STATE_KEYS: set it and run the migration again (nothing was changed)`);
 }

@@ -10,11 +10,8 @@
  * - every path that ends a job deletes its states (API cancel, reconciler, the worker's ends);
  * - the migration refuses to run without a key when plaintext states exist, and seals them.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -27,9 +24,9 @@ import { fileVersion } from '@hashq/sources';
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { createApiApp } from './helpers/api';
 import { stateKeysEnv, testStateKey } from './helpers/env';
+import { PlaintextScan } from './helpers/plaintext-scan';
 import { fileDigest, MiB, WorkerTestEnv } from './helpers/worker-process';
 
-const run = promisify(execFile);
 const settings = { CHUNK_BYTES: String(MiB), CHECKPOINT_BYTES: String(4 * MiB), CHECKPOINT_SECONDS: '3600' };
 const isFinished = (job: { status: string }) => job.status !== 'queued' && job.status !== 'running';
 
@@ -165,17 +162,11 @@ describe('sealed hash states', () => {
   });
 
   it('leaves no plaintext input in the database: finished job, crashed job with a checkpoint', async () => {
-    // A 24-byte marker repeated: every stretch of 24 input bytes is one of its 24 rotations.
-    const marker = Buffer.from(`HQMK${randomBytes(10).toString('hex')}`, 'latin1');
+    const scan = new PlaintextScan();
     const path = join(env.dataDir, 'marker.bin');
-    await writeFile(path, Buffer.alloc(24 * MiB, marker));
-    const needles = [...marker.keys()].map((r) => Buffer.concat([marker.subarray(r), marker.subarray(0, r)]));
-    const forms = needles.flatMap((needle) => (['latin1', 'hex', 'base64'] as const).map((form) => needle.toString(form)));
-    const found = (text: string) => forms.some((form) => text.includes(form));
-    const dump = async () => {
-      const { stdout } = await run('pg_dump', ['--no-owner', env.env.databaseUrl], { maxBuffer: 64 * MiB });
-      return stdout;
-    };
+    await writeFile(path, scan.input(24 * MiB));
+    const found = (text: string) => scan.found(text);
+    const dump = () => scan.dump(env.env.databaseUrl);
     // Chunks of 1 MiB - 1 byte: checkpoints fall mid-block, so each state holds a tail of input.
     const odd = { ...settings, CHUNK_BYTES: String(MiB - 1) };
     const algorithms = ['sha256', 'md5', 'sha3-256'];
@@ -255,10 +246,11 @@ describe('the migration that seals stored states', () => {
     const config = env.env.config;
     const path = await env.createFile('legacy.bin', 6);
     const OFFSET = 2 * MiB + 7;
-    // Back to the schema before sealing (its down() on an empty job_states), then what an earlier
-    // version left: a plaintext checkpoint of an unfinished job, and states of a canceled one.
+    // Back to the schema before sealing (the downs of SealSessionStates and SealJobStates, on empty
+    // tables), then what an earlier version left: a plaintext checkpoint of an unfinished job, and
+    // states of a canceled one.
     const dataSource = await new DataSource(dataSourceOptions(config)).initialize();
-    await dataSource.undoLastMigration({ transaction: 'each' });
+    for (let undone = 0; undone < 2; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.destroy();
     const resumable = await env.submit(path, ['sha256']);
     const canceled = await env.submit(path, ['sha256']);
@@ -290,7 +282,7 @@ describe('the migration that seals stored states', () => {
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
     expect((await env.states(canceled)).get('sha256')).toEqual(plaintext);
 
-    expect(await runMigrations(config)).toEqual(['SealJobStates1796300000000']);
+    expect(await runMigrations(config)).toEqual(['SealJobStates1796300000000', 'SealSessionStates1796400000000']);
     expect((await env.states(canceled)).size).toBe(0);
     const sealed = (await env.states(resumable)).get('sha256')!;
     expect(readSealedHeader(sealed).keyId).toBe(env.env.stateKey.id);

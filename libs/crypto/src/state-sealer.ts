@@ -166,3 +166,11 @@ function encodeBinding(binding: StateBinding): Buffer {
 export function jobStateBinding(jobId: string, algorithm: string, offset: number, fence: number): StateBinding {
   return { purpose: 'job', ownerId: jobId, algorithm, offset, fence };
 }
+
+/**
+ * The binding of a digest session's state: the session, the algorithm and the upload offset the
+ * state was taken at. A session's writes are fenced on that offset, so it is the fence too.
+ */
+export function sessionStateBinding(sessionId: string, algorithm: string, offset: number): StateBinding {
+  return { purpose: 'session', ownerId: sessionId, algorithm, offset, fence: offset };
+}

@@ -7,6 +7,7 @@ import { CreateBenchmarks1764800000000 } from '../../../migrations/1764800000000
 import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000-BenchmarkWorkers';
 import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
 import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
+import { sealSessionStatesMigration } from '../../../migrations/1796400000000-SealSessionStates';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
@@ -25,6 +26,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     BenchmarkWorkers1764900000000,
     CreateDigestSessions1764950000000,
     sealJobStatesMigration(sealer),
+    sealSessionStatesMigration(sealer),
   ];
 }
 

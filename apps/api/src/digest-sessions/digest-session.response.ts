@@ -10,7 +10,8 @@ export class DigestSessionResponse {
 
   @ApiProperty({
     enum: ['uploading', 'succeeded', 'failed'],
-    description: 'failed: an expected digest differs (DIGEST_MISMATCH)',
+    description:
+      'failed: an expected digest differs (DIGEST_MISMATCH), or the stored state did not open (STATE_INVALID)',
   })
   status: string;
 

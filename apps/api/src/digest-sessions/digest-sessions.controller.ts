@@ -27,6 +27,7 @@ import {
   ApiPreconditionFailedResponse,
   ApiResponse,
   ApiTags,
+  ApiUnprocessableEntityResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -167,6 +168,9 @@ export class DigestSessionsController {
   @ApiPayloadTooLargeResponse({ description: `UPLOAD_TOO_LARGE: past Upload-Length or Tus-Max-Size. ${ERROR_SHAPE}` })
   @ApiUnsupportedMediaTypeResponse({
     description: `UNSUPPORTED_MEDIA_TYPE: not application/offset+octet-stream. ${ERROR_SHAPE}`,
+  })
+  @ApiUnprocessableEntityResponse({
+    description: `STATE_INVALID: the stored hash state does not open; the session has ended failed. ${ERROR_SHAPE}`,
   })
   @ApiResponse({ status: 460, description: `CHECKSUM_MISMATCH: the body counts for nothing. ${ERROR_SHAPE}` })
   async patch(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {

@@ -1,5 +1,8 @@
 import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import { StateSealer } from '@hashq/crypto';
+
 import { AlgorithmsModule } from '../algorithms/algorithms.module';
 import { JobRequestValidator } from '../jobs/job-request.validator';
 import { DigestSessionCleanup } from './digest-session-cleanup.service';
@@ -11,7 +14,18 @@ import { tusResumable } from './tus-resumable.middleware';
 @Module({
   imports: [AlgorithmsModule],
   controllers: [DigestSessionsController],
-  providers: [DigestSessionsService, DigestSessionsRepository, DigestSessionCleanup, JobRequestValidator],
+  providers: [
+    DigestSessionsService,
+    DigestSessionsRepository,
+    DigestSessionCleanup,
+    JobRequestValidator,
+    // seals the states in digest_sessions (HASHQ_STATE_KEYS: the first key seals, all open)
+    {
+      provide: StateSealer,
+      inject: [HASHQ_CONFIG],
+      useFactory: (config: HashqConfig) => new StateSealer(config.stateKeys),
+    },
+  ],
 })
 export class DigestSessionsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

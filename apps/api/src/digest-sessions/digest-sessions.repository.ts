@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
+
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
+import { SealedStateError, StateSealer, sessionStateBinding } from '@hashq/crypto';
 import type { DigestValue } from '@hashq/jobs';
 
 export type DigestSessionStatus = 'uploading' | 'succeeded' | 'failed' | 'expired';
@@ -27,7 +30,7 @@ export interface DigestSessionRow {
   uploadMetadata: string | null;
   uploadLength: number | null;
   uploadOffset: number;
-  /** One serialized state per algorithm, in the order of `algorithms`; null once finished. */
+  /** One sealed state per algorithm, in the order of `algorithms` (see openStates); null once finished. */
   states: Buffer[] | null;
   digests: Record<string, DigestValue> | null;
   error: SessionError | null;
@@ -44,6 +47,7 @@ export interface NewDigestSession {
   options: DigestSessionOptions;
   uploadMetadata: string | null;
   uploadLength: number | null;
+  /** Serialized states, in the order of `algorithms`: sealed before they are written. */
   states: Buffer[];
   idleSeconds: number;
 }
@@ -53,6 +57,7 @@ export interface SessionProgress {
   offset: number;
   /** Set with a deferred length's first Upload-Length (ignored once the length is known). */
   length: number | null;
+  /** Serialized states at `offset`, in the order of the session's algorithms: sealed before they are written. */
   states: Buffer[];
   idleSeconds: number;
 }
@@ -127,22 +132,31 @@ function updatedRows<T>(result: T[] | [T[], number]): T[] {
  * Owns the digest_sessions table. Every write after the creation is one UPDATE fenced on the
  * offset its writer read, so of two writers that started from the same offset exactly one lands;
  * the hash states and the offset they belong to always change together.
+ *
+ * The states are sealed (StateSealer) before they are written, each bound to the session, its
+ * algorithm and the offset written with it: a state opens only in its own session's row at its
+ * own offset (openStates).
  */
 @Injectable()
 export class DigestSessionsRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sealer: StateSealer,
+  ) {}
 
   async insert(session: NewDigestSession): Promise<DigestSessionRow> {
+    const id = randomUUID(); // chosen here: the sealed states are bound to it
     const rows: Row[] = await this.dataSource.query(
-      `INSERT INTO digest_sessions (algorithms, options, upload_metadata, upload_length, states, expires_at)
-       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6))
+      `INSERT INTO digest_sessions (id, algorithms, options, upload_metadata, upload_length, states, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))
        RETURNING ${COLUMNS}`,
       [
+        id,
         session.algorithms,
         JSON.stringify(session.options),
         session.uploadMetadata,
         session.uploadLength,
-        session.states,
+        this.seal(id, session.algorithms, 0, session.states),
         session.idleSeconds,
       ],
     );
@@ -154,8 +168,22 @@ export class DigestSessionsRepository {
     return rows.length === 1 ? toSession(rows[0]) : null;
   }
 
+  /**
+   * The session's states, opened. SealedStateError (STATE_INVALID) when one is missing or does not
+   * open with its binding: altered, copied from another session or offset, or sealed with a key
+   * HASHQ_STATE_KEYS no longer lists.
+   */
+  openStates(session: DigestSessionRow): Buffer[] {
+    const { id, algorithms, states, uploadOffset } = session;
+    if (states?.length !== algorithms.length) {
+      const held = states?.length ?? 0;
+      throw new SealedStateError(`digest session ${id} holds ${held} states for ${algorithms.length} algorithms`);
+    }
+    return algorithms.map((name, i) => this.sealer.open(states[i], sessionStateBinding(id, name, uploadOffset)));
+  }
+
   /** Commits hashed bytes: the new states and offset, fenced on `from`. The new expiry, or null when fenced off. */
-  async advance(id: string, from: number, to: SessionProgress): Promise<Date | null> {
+  async advance(session: DigestSessionRow, from: number, to: SessionProgress): Promise<Date | null> {
     const rows = updatedRows<{ expires_at: Date }>(
       await this.dataSource.query(
         `UPDATE digest_sessions
@@ -163,7 +191,14 @@ export class DigestSessionsRepository {
                 updated_at = now(), expires_at = now() + make_interval(secs => $6)
           WHERE ${FENCE}
           RETURNING expires_at`,
-        [id, from, to.offset, to.length, to.states, to.idleSeconds],
+        [
+          session.id,
+          from,
+          to.offset,
+          to.length,
+          this.seal(session.id, session.algorithms, to.offset, to.states),
+          to.idleSeconds,
+        ],
       ),
     );
     return rows[0]?.expires_at ?? null;
@@ -196,6 +231,21 @@ export class DigestSessionsRepository {
     return rows.length === 1 ? toSession(rows[0]) : null;
   }
 
+  /** Ends the session 'failed' where it stands, its states gone (they did not open), fenced on `from`. */
+  async fail(id: string, from: number, error: SessionError, idleSeconds: number): Promise<boolean> {
+    const rows = updatedRows<{ id: string }>(
+      await this.dataSource.query(
+        `UPDATE digest_sessions
+            SET status = 'failed', error_code = $3, error_message = $4, error_details = $5, states = NULL,
+                updated_at = now(), finished_at = now(), expires_at = now() + make_interval(secs => $6)
+          WHERE ${FENCE}
+          RETURNING id`,
+        [id, from, error.code, error.message, JSON.stringify(error.details), idleSeconds],
+      ),
+    );
+    return rows.length === 1;
+  }
+
   /** tus termination: the row and its states go at once. False when there was no such session. */
   async delete(id: string): Promise<boolean> {
     const rows = updatedRows<{ id: string }>(
@@ -223,5 +273,9 @@ export class DigestSessionsRepository {
       ),
     );
     return { expired: expired.length, deleted: deleted.length };
+  }
+
+  private seal(id: string, algorithms: readonly string[], offset: number, states: readonly Buffer[]): Buffer[] {
+    return states.map((state, i) => this.sealer.seal(state, sessionStateBinding(id, algorithms[i], offset)));
   }
 }

@@ -4,6 +4,7 @@ import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { type Hasher, createHasher, findAlgorithm } from '@hashq/native';
 
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import { SealedStateError } from '@hashq/crypto';
 import type { DigestValue } from '@hashq/jobs';
 
 import { ApiError } from '../common/api-error';
@@ -54,6 +55,8 @@ interface ChunkChecksum {
   algorithm: string;
   digest: Buffer;
 }
+
+const STATE_INVALID = 'STATE_INVALID' as const;
 
 /**
  * Digest sessions over tus 1.0.0: a PATCH body streams through the native hashers (restored
@@ -121,6 +124,7 @@ export class DigestSessionsService {
     const contentLength = request.contentLength === undefined ? undefined : Number(request.contentLength);
 
     const session = await this.findLive(id);
+    if (session.error?.code === STATE_INVALID) throw this.stateInvalid(session.id, session.error);
     if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
     const length = this.patchLength(session, declaredLength);
     if (session.status !== 'uploading') {
@@ -146,7 +150,7 @@ export class DigestSessionsService {
     checksum?: ChunkChecksum,
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
-    const hashers = SessionHashers.restore(session.algorithms, session.states ?? []);
+    const hashers = SessionHashers.restore(session.algorithms, await this.openStates(session));
     const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset);
     let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
@@ -193,13 +197,32 @@ export class DigestSessionsService {
     length: number | null,
     hashers: SessionHashers,
   ): Promise<Date> {
-    const expiresAt = await this.sessions.advance(session.id, from, {
+    const expiresAt = await this.sessions.advance(session, from, {
       offset: to,
       length,
       states: hashers.serialize(),
       idleSeconds: this.config.digestSessionExpiresSeconds,
     });
     return expiresAt ?? this.fencedOff(session.id);
+  }
+
+  /**
+   * The stored states, opened. One that does not open (altered, copied from another session or
+   * offset, sealed with a key no longer held) ends the session 'failed' with STATE_INVALID: hashing
+   * on from it would give a wrong digest.
+   */
+  private async openStates(session: DigestSessionRow): Promise<Buffer[]> {
+    try {
+      return this.sessions.openStates(session);
+    } catch (err) {
+      if (!(err instanceof SealedStateError)) throw err;
+      const error = { code: STATE_INVALID, message: err.message, details: { uploadOffset: session.uploadOffset } };
+      const idleSeconds = this.config.digestSessionExpiresSeconds;
+      if (!(await this.sessions.fail(session.id, session.uploadOffset, error, idleSeconds))) {
+        return this.fencedOff(session.id);
+      }
+      throw this.stateInvalid(session.id, error);
+    }
   }
 
   /** Digests of the whole upload, with the expected ones compared as for jobs (DIGEST_MISMATCH). */
@@ -220,6 +243,11 @@ export class DigestSessionsService {
   private async fencedOff(id: string): Promise<never> {
     const now = await this.findLive(id);
     throw this.conflict(id, undefined, now.uploadOffset);
+  }
+
+  private stateInvalid(id: string, error: SessionError): ApiError {
+    const message = `digest session ${id} ended failed: its stored hash state does not open (${error.message})`;
+    return new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, STATE_INVALID, message, error.details);
   }
 
   private notFound(id: string): ApiError {
