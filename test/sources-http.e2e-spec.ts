@@ -3,7 +3,10 @@
  * real worker hashes a URL served by a node:http server on 127.0.0.1 that
  * IGNORES Range. The worker is SIGKILLed mid-body; the next one asks for the
  * rest with Range + If-Range, gets the whole body again with 200, skips what is
- * already hashed, and the digest still equals Node's crypto.
+ * already hashed, and the digest still equals Node's crypto. A second server
+ * behaves like a URL signed for GET only (S3/GCS presigned, Azure SAS): HEAD is
+ * refused with 403, GET honours Range, If-Range and If-Match; the job succeeds,
+ * and an object replaced while its body is read fails with SOURCE_CHANGED.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -11,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createApiApp } from './helpers/api';
-import { isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
+import { isCheckpoint, type JobRow, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 const SIZE = 40 * MiB;
 const settings = {
@@ -29,6 +32,12 @@ describe('HTTP source through the API and real workers', () => {
   let data: Buffer;
   let bytesPerSecond = 0;
   const gets: Array<{ range?: string; ifRange?: string }> = [];
+  let signed: Server;
+  let signedBase: string;
+  /** The object behind the GET-only URL; replaceDuringRead swaps it once a whole-body GET has begun. */
+  let object: { data: Buffer; etag: string };
+  let replaceDuringRead: { data: Buffer; etag: string } | null = null;
+  const signedMethods: string[] = [];
 
   beforeAll(async () => {
     data = randomBytes(SIZE);
@@ -53,6 +62,37 @@ describe('HTTP source through the API and real workers', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    signed = createServer((req, res) => {
+      signedMethods.push(req.method ?? '');
+      if (req.method !== 'GET') {
+        res.writeHead(403); // the signature covers GET only
+        return void res.end();
+      }
+      const { data, etag } = object; // a body in flight keeps the version it started with
+      const ifMatch = req.headers['if-match'];
+      if (ifMatch && ifMatch !== etag) {
+        res.writeHead(412);
+        return void res.end();
+      }
+      const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+      const ifRange = req.headers['if-range'];
+      if (!range || (ifRange && ifRange !== etag)) {
+        res.writeHead(200, { 'content-length': data.length, etag, 'accept-ranges': 'bytes' });
+        if (replaceDuringRead) [object, replaceDuringRead] = [replaceDuringRead, null];
+        return void res.end(data);
+      }
+      const start = Number(range[1]);
+      const end = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
+      if (start >= data.length) {
+        res.writeHead(416, { 'content-range': `bytes */${data.length}` });
+        return void res.end();
+      }
+      const contentRange = `bytes ${start}-${end}/${data.length}`;
+      res.writeHead(206, { 'content-range': contentRange, 'content-length': end - start + 1, etag });
+      res.end(data.subarray(start, end + 1));
+    });
+    await new Promise<void>((resolve) => signed.listen(0, '127.0.0.1', resolve));
+    signedBase = `http://127.0.0.1:${(signed.address() as AddressInfo).port}`;
     await env.setUp();
     // The API's allow list comes from the configuration it is given, like every setting.
     api = await createApiApp({ ...env.env, env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' } });
@@ -61,8 +101,10 @@ describe('HTTP source through the API and real workers', () => {
   afterAll(async () => {
     await api?.close();
     await env.tearDown();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    for (const s of [server, signed]) {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
   });
 
   it('accepts http and s3 sources in both forms; refuses forbidden addresses and malformed ones', async () => {
@@ -134,5 +176,45 @@ describe('HTTP source through the API and real workers', () => {
     // The resume asked for the rest, pinned by the ETag; the server answered with everything.
     expect(gets[0].range).toBe(`bytes=${crashed.checkpoint_offset}-`);
     expect(gets[0].ifRange).toMatch(/^"[0-9a-f]{32}"$/);
+  });
+
+  describe('a URL signed for GET only (HEAD answered 403)', () => {
+    const url = () => `${signedBase}/bucket/object.bin?X-Amz-Signature=0123abcd`;
+    const version = (data: Buffer) => ({ data, etag: `"${createHash('md5').update(data).digest('hex')}"` });
+
+    async function run(): Promise<JobRow> {
+      const submitted = await request(api.getHttpServer())
+        .post('/v1/jobs')
+        .send({ source: url(), algorithms: ['sha256'] })
+        .expect(202);
+      const worker = env.startWorker(settings);
+      const ended = (job: JobRow) => job.status !== 'queued' && job.status !== 'running';
+      const done = await env.waitForJob(submitted.body.id, ended, worker);
+      await worker.stop();
+      return done;
+    }
+
+    it('the job succeeds; its digest equals Node crypto of the bytes', async () => {
+      const bytes = randomBytes(9 * MiB + 5);
+      object = version(bytes);
+      signedMethods.length = 0;
+      const done = await run();
+      expect([done.status, done.error_code]).toEqual(['succeeded', null]);
+      expect(done.digests?.sha256.hex).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(done.total_bytes).toBe(bytes.length);
+      expect(signedMethods).not.toContain('HEAD');
+    });
+
+    it('the object replaced while its body is read → SOURCE_CHANGED, no digest', async () => {
+      const before = randomBytes(9 * MiB + 5);
+      const after = Buffer.from(before);
+      after[0] ^= 1;
+      object = version(before);
+      replaceDuringRead = version(after);
+      const done = await run();
+      expect(replaceDuringRead).toBeNull(); // the swap happened, during the job's read
+      expect([done.status, done.error_code]).toEqual(['failed', 'SOURCE_CHANGED']);
+      expect(done.digests).toBeNull();
+    });
   });
 });

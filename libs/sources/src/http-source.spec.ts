@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { HttpSource, type HttpSettings } from './http-source';
 import { NetGuard } from './net-guard';
 import { SourceError } from './source-error';
-import type { SourceVersion } from './source';
+import { sameVersion, type SourceVersion } from './source';
 
 /**
  * HttpSource against real node:http servers on 127.0.0.1 (allowed explicitly,
@@ -47,6 +47,7 @@ describe('HttpSource', () => {
   let content: Buffer;
   let changed: Buffer;
   let changingVersion = 0;
+  let presignedReplaced = false;
   const served: Served = { requests: [], bodyBytes: 0 };
   const etag = () => `"${sha256(content).slice(0, 16)}"`;
   const lastModified = new Date(Date.UTC(2026, 0, 2, 3, 4, 5)).toUTCString();
@@ -57,10 +58,18 @@ describe('HttpSource', () => {
     res.end(body);
   }
 
-  /** Range support as RFC 9110 says: bytes=N- with If-Range (ETag or date). */
-  function ranged(req: IncomingMessage, res: ServerResponse, data: Buffer, tag: string): void {
-    const headers = { etag: tag, 'last-modified': lastModified, 'accept-ranges': 'bytes' };
-    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+  /**
+   * Range support as RFC 9110 says: bytes=N- and bytes=N-M, If-Range (ETag or date), If-Match.
+   * A null tag: a resource with Last-Modified only.
+   */
+  function ranged(req: IncomingMessage, res: ServerResponse, data: Buffer, tag: string | null): void {
+    const headers = { ...(tag ? { etag: tag } : {}), 'last-modified': lastModified, 'accept-ranges': 'bytes' };
+    const ifMatch = req.headers['if-match'];
+    if (ifMatch && ifMatch !== '*' && ifMatch !== tag) {
+      res.writeHead(412);
+      return void res.end();
+    }
+    const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
     const ifRange = req.headers['if-range'];
     const rangeApplies = range && (!ifRange || ifRange === tag || ifRange === lastModified);
     if (req.method === 'HEAD') {
@@ -69,11 +78,20 @@ describe('HttpSource', () => {
     }
     if (!rangeApplies) return send(res, 200, headers, data);
     const start = Number(range[1]);
+    const end = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
     if (start >= data.length) {
       res.writeHead(416, { 'content-range': `bytes */${data.length}` });
       return void res.end();
     }
-    send(res, 206, { ...headers, 'content-range': `bytes ${start}-${data.length - 1}/${data.length}` }, data.subarray(start));
+    const contentRange = `bytes ${start}-${end}/${data.length}`;
+    send(res, 206, { ...headers, 'content-range': contentRange }, data.subarray(start, end + 1));
+  }
+
+  /** A URL signed for GET only (S3/GCS presigned, Azure SAS): HEAD is refused with 403. */
+  function getOnly(req: IncomingMessage, res: ServerResponse, data: Buffer, tag: string | null): void {
+    if (req.method !== 'HEAD') return ranged(req, res, data, tag);
+    res.writeHead(403);
+    res.end();
   }
 
   beforeAll(async () => {
@@ -86,6 +104,17 @@ describe('HttpSource', () => {
       switch (path) {
         case '/range':
           return ranged(req, res, content, etag());
+        case '/presigned':
+          return getOnly(req, res, content, etag());
+        case '/presigned-replaced': // replaced by `changed` once presignedReplaced is set
+          return presignedReplaced ? getOnly(req, res, changed, '"v2"') : getOnly(req, res, content, '"v1"');
+        case '/presigned-empty':
+          return getOnly(req, res, Buffer.alloc(0), '"empty"');
+        case '/presigned-last-modified': // no ETag: Last-Modified and the size pin it
+          return getOnly(req, res, content, null);
+        case '/redirect-presigned':
+          res.writeHead(302, { location: '/presigned' });
+          return void res.end();
         case '/norange': // ignores Range: always the whole body with 200
           return send(res, 200, { etag: etag() }, req.method === 'HEAD' ? Buffer.alloc(0) : content);
         case '/changing': // a new version after the first GET
@@ -164,6 +193,67 @@ describe('HttpSource', () => {
     expect(opened.size).toBe(SIZE);
     expect(opened.version).toEqual({ etag: etag(), lastModified, size: SIZE });
     expect(await source('/range').currentVersion()).toEqual(opened.version);
+  });
+
+  describe('the end-of-read version check without HEAD (URLs signed for GET only refuse it)', () => {
+    it('a whole read, then the check: one ranged GET of one byte, same version as the read', async () => {
+      const opened = await source('/presigned').open(0, null, { chunkBytes: 1 << 20 });
+      expect(sha256(await readAll(opened.stream))).toBe(sha256(content));
+      await opened.close();
+      expect(await source('/presigned').currentVersion()).toEqual(opened.version);
+      expect(opened.version).toEqual({ etag: etag(), lastModified, size: SIZE });
+      const check = { method: 'GET', path: '/presigned', range: 'bytes=0-0', ifRange: undefined };
+      expect(served.requests.at(-1)).toEqual(check);
+      expect(served.bodyBytes).toBe(SIZE + 1);
+    });
+
+    it('an object replaced after the read: the check sees the new ETag, and a resume is refused', async () => {
+      presignedReplaced = false;
+      const opened = await source('/presigned-replaced').open(0, null, { chunkBytes: 1 << 20 });
+      await readAll(opened.stream);
+      await opened.close();
+      presignedReplaced = true;
+      try {
+        const now = await source('/presigned-replaced').currentVersion();
+        expect(now).toEqual({ etag: '"v2"', lastModified, size: SIZE });
+        expect(sameVersion(now, opened.version)).toBe(false);
+        expect(await codeOf(source('/presigned-replaced').open(1 << 20, opened.version))).toBe('SOURCE_CHANGED');
+      } finally {
+        presignedReplaced = false;
+      }
+    });
+
+    it('an empty object (bytes=0-0 unsatisfiable, 416): asked again without Range, same version', async () => {
+      const opened = await source('/presigned-empty').open(0, null);
+      expect((await readAll(opened.stream)).length).toBe(0);
+      expect(opened.version).toEqual({ etag: '"empty"', lastModified, size: 0 });
+      expect(await source('/presigned-empty').currentVersion()).toEqual(opened.version);
+    });
+
+    it('Last-Modified only: the check compares the date and the size', async () => {
+      const opened = await source('/presigned-last-modified').open(0, null, { chunkBytes: 1 << 20 });
+      await readAll(opened.stream);
+      const now = await source('/presigned-last-modified').currentVersion();
+      expect(now).toEqual({ etag: null, lastModified, size: SIZE });
+    });
+
+    it('a server that ignores Range: the size comes from Content-Length of the 200, its body left unread', async () => {
+      const opened = await source('/norange').open(0, null, { chunkBytes: 1 << 20 });
+      await readAll(opened.stream);
+      expect(await source('/norange').currentVersion()).toEqual(opened.version);
+    });
+
+    it('follows redirects, each target checked by the SSRF guard; statuses map as for a read', async () => {
+      expect(await source('/redirect-presigned').currentVersion()).toEqual({ etag: etag(), lastModified, size: SIZE });
+      expect(await codeOf(source('/redirect-metadata').currentVersion())).toBe('SOURCE_ADDRESS_FORBIDDEN');
+      const spec = { type: 'http' as const, url: `${base}/presigned` };
+      const unguarded = new HttpSource(spec, settings({ guard: new NetGuard([]) }));
+      served.requests = [];
+      expect(await codeOf(unguarded.currentVersion())).toBe('SOURCE_ADDRESS_FORBIDDEN');
+      expect(served.requests).toEqual([]);
+      expect(await codeOf(source('/missing').currentVersion())).toBe('SOURCE_NOT_FOUND');
+      expect(await codeOf(source('/forbidden').currentVersion())).toBe('SOURCE_FORBIDDEN');
+    });
   });
 
   it('resumes with Range + If-Range from the offset (server sends only the rest)', async () => {

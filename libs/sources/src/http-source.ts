@@ -52,7 +52,7 @@ export class HttpSource implements Source {
       const validator = ifRangeValidator(expected);
       if (validator) headers['if-range'] = validator;
     }
-    const res = await this.request('GET', headers);
+    const res = await this.request(headers);
     try {
       const version = versionOf(res);
       let size: number | null;
@@ -108,15 +108,33 @@ export class HttpSource implements Source {
     }
   }
 
+  /**
+   * Identity now, from a GET of one byte (`Range: bytes=0-0`): URLs signed for GET only (S3/GCS
+   * presigned, Azure SAS) refuse HEAD. The size is the total of the 206's Content-Range, or the
+   * Content-Length of a 200 (Range ignored: its body is dropped unread). A 416 means the resource is
+   * empty: asked again without Range for its validators.
+   */
   async currentVersion(): Promise<SourceVersion> {
-    const res = await this.request('HEAD', {});
-    res.resume();
-    if (res.statusCode !== 200) throw statusError(res.statusCode ?? 0, this.spec.url);
-    return versionOf(res);
+    let res = await this.request({ range: 'bytes=0-0' });
+    if (res.statusCode === 416) {
+      res.destroy();
+      res = await this.request({});
+    }
+    res.destroy();
+    const version = versionOf(res);
+    if (res.statusCode === 200) return version;
+    if (res.statusCode !== 206) throw statusError(res.statusCode ?? 0, this.spec.url);
+    const range = parseContentRange(res.headers['content-range']);
+    if (!range) {
+      throw new SourceError('SOURCE_READ_FAILED', 'a 206 without a valid Content-Range', {
+        contentRange: res.headers['content-range'] ?? null,
+      });
+    }
+    return { ...version, size: range.total };
   }
 
-  /** One request, following at most maxRedirects redirects, each target checked by the guard. */
-  private async request(method: 'GET' | 'HEAD', extra: OutgoingHttpHeaders): Promise<IncomingMessage> {
+  /** One GET, following at most maxRedirects redirects, each target checked by the guard. */
+  private async request(extra: OutgoingHttpHeaders): Promise<IncomingMessage> {
     let url = parseUrl(this.spec.url);
     const origin = url.origin;
     for (let hop = 0; ; hop++) {
@@ -128,7 +146,7 @@ export class HttpSource implements Source {
         if (url.origin !== origin && (lower === 'authorization' || lower === 'cookie')) continue;
         headers[lower] = value;
       }
-      const res = await this.send(method, url, headers);
+      const res = await this.send(url, headers);
       const status = res.statusCode ?? 0;
       if (!REDIRECTS.has(status)) return res;
       res.resume();
@@ -141,12 +159,12 @@ export class HttpSource implements Source {
     }
   }
 
-  private send(method: string, url: URL, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
+  private send(url: URL, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
     this.settings.guard.assertHostAllowed(url.hostname);
     const secure = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? httpsRequest : httpRequest)(url, {
-        method,
+        method: 'GET',
         headers,
         agent: secure ? this.httpsAgent : this.httpAgent,
       });

@@ -45,7 +45,7 @@ export interface OpenedSource {
  */
 export interface Source {
   open(offset: number, expected?: SourceVersion | null, options?: OpenOptions): Promise<OpenedSource>;
-  /** Identity now, without reading (used to detect a change during a read). */
+  /** Identity now, without reading the content (used to detect a change during a read). */
   currentVersion(): Promise<SourceVersion>;
 }
 
