@@ -30,9 +30,16 @@ export default tseslint.config(
       // Relative imports name no suffix: the TypeScript is compiled to CommonJS, which resolves them.
       'no-restricted-imports': [
         'error',
-        { patterns: [{ regex: '^\\.{1,2}/.*\\.(js|ts)$', message: 'Relative imports take no suffix.' }] },
+        {
+          patterns: [
+            { regex: '^\\.{1,2}/.*\\.(js|ts)$', message: 'Relative imports take no suffix.' },
+          ],
+        },
       ],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
     },
   },
   {

@@ -35,7 +35,9 @@ export class CreateJobs1764676800000 implements MigrationInterface {
         started_at timestamptz,
         finished_at timestamptz
       )`);
-    await queryRunner.query(`CREATE INDEX jobs_created_at_id_idx ON jobs (created_at DESC, id DESC)`);
+    await queryRunner.query(
+      `CREATE INDEX jobs_created_at_id_idx ON jobs (created_at DESC, id DESC)`,
+    );
     await queryRunner.query(`CREATE INDEX jobs_status_idx ON jobs (status)`);
     await queryRunner.query(`
       CREATE TABLE job_states (

@@ -21,7 +21,9 @@ export class CreateBenchmarks1764800000000 implements MigrationInterface {
         started_at timestamptz,
         finished_at timestamptz
       )`);
-    await queryRunner.query(`CREATE INDEX benchmark_runs_created_at_idx ON benchmark_runs (created_at DESC, id DESC)`);
+    await queryRunner.query(
+      `CREATE INDEX benchmark_runs_created_at_idx ON benchmark_runs (created_at DESC, id DESC)`,
+    );
     await queryRunner.query(`
       CREATE TABLE benchmark_results (
         run_id uuid NOT NULL REFERENCES benchmark_runs (id) ON DELETE CASCADE,
@@ -34,7 +36,9 @@ export class CreateBenchmarks1764800000000 implements MigrationInterface {
         q3 double precision NOT NULL,
         spread boolean NOT NULL
       )`);
-    await queryRunner.query(`CREATE INDEX benchmark_results_run_idx ON benchmark_results (run_id, algorithm, length)`);
+    await queryRunner.query(
+      `CREATE INDEX benchmark_results_run_idx ON benchmark_results (run_id, algorithm, length)`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

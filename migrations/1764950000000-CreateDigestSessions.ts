@@ -28,7 +28,9 @@ export class CreateDigestSessions1764950000000 implements MigrationInterface {
         expires_at timestamptz NOT NULL,
         finished_at timestamptz
       )`);
-    await queryRunner.query(`CREATE INDEX digest_sessions_expires_at_idx ON digest_sessions (expires_at)`);
+    await queryRunner.query(
+      `CREATE INDEX digest_sessions_expires_at_idx ON digest_sessions (expires_at)`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,8 +1,13 @@
+import { jobStateBinding, type StateSealer } from '@hashq/crypto';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-import { jobStateBinding, type StateSealer } from '@hashq/crypto';
-
-type JobStateRow = { job_id: string; algorithm: string; state: Buffer; checkpoint_offset: string; fence: string };
+type JobStateRow = {
+  job_id: string;
+  algorithm: string;
+  state: Buffer;
+  checkpoint_offset: string;
+  fence: string;
+};
 
 /**
  * Hash states sealed at rest (issue 15) and deleted when their job ends.
@@ -16,7 +21,9 @@ type JobStateRow = { job_id: string; algorithm: string; state: Buffer; checkpoin
  *   without HASHQ_STATE_KEYS the migration refuses (nothing is left in plaintext).
  * A class per sealer, since TypeORM instantiates migrations itself (`new`).
  */
-export function sealJobStatesMigration(sealer: StateSealer | undefined): new () => MigrationInterface {
+export function sealJobStatesMigration(
+  sealer: StateSealer | undefined,
+): new () => MigrationInterface {
   return class SealJobStates1796300000000 implements MigrationInterface {
     name = 'SealJobStates1796300000000';
 
@@ -35,13 +42,20 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
       await queryRunner.query(`
         DELETE FROM job_states s USING jobs j
          WHERE j.id = s.job_id AND j.status IN ('succeeded', 'failed', 'canceled')`);
-      await queryRunner.query(`UPDATE jobs SET checkpoint_fence = fence WHERE id IN (SELECT job_id FROM job_states)`);
+      await queryRunner.query(
+        `UPDATE jobs SET checkpoint_fence = fence WHERE id IN (SELECT job_id FROM job_states)`,
+      );
       const rows = await this.states(queryRunner, 'fence');
       if (rows.length === 0) return;
       const what = `job_states holds ${rows.length} plaintext hash state(s) of unfinished jobs to seal`;
       const keys = requireSealer(sealer, what);
       for (const row of rows) {
-        const binding = jobStateBinding(row.job_id, row.algorithm, Number(row.checkpoint_offset), Number(row.fence));
+        const binding = jobStateBinding(
+          row.job_id,
+          row.algorithm,
+          Number(row.checkpoint_offset),
+          Number(row.fence),
+        );
         await this.write(queryRunner, row, keys.seal(row.state, binding));
       }
     }
@@ -49,9 +63,17 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
     async down(queryRunner: QueryRunner): Promise<void> {
       const rows = await this.states(queryRunner, 'checkpoint_fence');
       if (rows.length > 0) {
-        const keys = requireSealer(sealer, `job_states holds ${rows.length} sealed hash state(s) to open`);
+        const keys = requireSealer(
+          sealer,
+          `job_states holds ${rows.length} sealed hash state(s) to open`,
+        );
         for (const row of rows) {
-          const binding = jobStateBinding(row.job_id, row.algorithm, Number(row.checkpoint_offset), Number(row.fence));
+          const binding = jobStateBinding(
+            row.job_id,
+            row.algorithm,
+            Number(row.checkpoint_offset),
+            Number(row.fence),
+          );
           await this.write(queryRunner, row, keys.open(row.state, binding));
         }
       }
@@ -61,7 +83,10 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
     }
 
     /** Every state with its job's checkpoint offset and the fence its binding uses. */
-    private states(queryRunner: QueryRunner, fence: 'fence' | 'checkpoint_fence'): Promise<JobStateRow[]> {
+    private states(
+      queryRunner: QueryRunner,
+      fence: 'fence' | 'checkpoint_fence',
+    ): Promise<JobStateRow[]> {
       return queryRunner.query(
         `SELECT s.job_id, s.algorithm, s.state, j.checkpoint_offset, j.${fence} AS fence
            FROM job_states s JOIN jobs j ON j.id = s.job_id ORDER BY s.job_id, s.algorithm`,
@@ -69,16 +94,17 @@ export function sealJobStatesMigration(sealer: StateSealer | undefined): new () 
     }
 
     private async write(queryRunner: QueryRunner, row: JobStateRow, state: Buffer): Promise<void> {
-      await queryRunner.query(`UPDATE job_states SET state = $3 WHERE job_id = $1 AND algorithm = $2`, [
-        row.job_id,
-        row.algorithm,
-        state,
-      ]);
+      await queryRunner.query(
+        `UPDATE job_states SET state = $3 WHERE job_id = $1 AND algorithm = $2`,
+        [row.job_id, row.algorithm, state],
+      );
     }
   };
 }
 
 export function requireSealer(sealer: StateSealer | undefined, what: string): StateSealer {
   if (sealer) return sealer;
-  throw new Error(`${what}, which needs HASHQ_STATE_KEYS: set it and run the migration again (nothing was changed)`);
+  throw new Error(
+    `${what}, which needs HASHQ_STATE_KEYS: set it and run the migration again (nothing was changed)`,
+  );
 }

@@ -1,10 +1,14 @@
-import type { MigrationInterface, QueryRunner } from 'typeorm';
-
 import { sessionStateBinding, type StateBinding, type StateSealer } from '@hashq/crypto';
+import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 import { requireSealer } from './1796300000000-SealJobStates';
 
-type SessionStatesRow = { id: string; algorithms: string[]; states: Buffer[]; upload_offset: string };
+type SessionStatesRow = {
+  id: string;
+  algorithms: string[];
+  states: Buffer[];
+  upload_offset: string;
+};
 
 /**
  * Digest-session states sealed at rest, as job states are (SealJobStates): each one bound to its
@@ -15,14 +19,20 @@ type SessionStatesRow = { id: string; algorithms: string[]; states: Buffer[]; up
  *   HASHQ_STATE_KEYS the migration refuses (nothing is left in plaintext).
  * A class per sealer, since TypeORM instantiates migrations itself (`new`).
  */
-export function sealSessionStatesMigration(sealer: StateSealer | undefined): new () => MigrationInterface {
+export function sealSessionStatesMigration(
+  sealer: StateSealer | undefined,
+): new () => MigrationInterface {
   return class SealSessionStates1796400000000 implements MigrationInterface {
     name = 'SealSessionStates1796400000000';
 
     async up(queryRunner: QueryRunner): Promise<void> {
-      await queryRunner.query(`UPDATE digest_sessions SET states = NULL WHERE status <> 'uploading'`);
-      await this.rewrite(queryRunner, 'plaintext hash states of uploading sessions to seal', (keys, state, binding) =>
-        keys.seal(state, binding),
+      await queryRunner.query(
+        `UPDATE digest_sessions SET states = NULL WHERE status <> 'uploading'`,
+      );
+      await this.rewrite(
+        queryRunner,
+        'plaintext hash states of uploading sessions to seal',
+        (keys, state, binding) => keys.seal(state, binding),
       );
     }
 
@@ -42,12 +52,22 @@ export function sealSessionStatesMigration(sealer: StateSealer | undefined): new
         `SELECT id, algorithms, states, upload_offset FROM digest_sessions WHERE states IS NOT NULL ORDER BY id`,
       );
       if (rows.length === 0) return;
-      const keys = requireSealer(sealer, `digest_sessions holds ${rows.length} session(s) with ${what}`);
+      const keys = requireSealer(
+        sealer,
+        `digest_sessions holds ${rows.length} session(s) with ${what}`,
+      );
       for (const row of rows) {
         const states = row.states.map((state, i) =>
-          convert(keys, state, sessionStateBinding(row.id, row.algorithms[i], Number(row.upload_offset))),
+          convert(
+            keys,
+            state,
+            sessionStateBinding(row.id, row.algorithms[i], Number(row.upload_offset)),
+          ),
         );
-        await queryRunner.query(`UPDATE digest_sessions SET states = $2 WHERE id = $1`, [row.id, states]);
+        await queryRunner.query(`UPDATE digest_sessions SET states = $2 WHERE id = $1`, [
+          row.id,
+          states,
+        ]);
       }
     }
   };

@@ -44,14 +44,21 @@ const MiB = 1024 ** 2;
 const BYTES = Number(process.env.BENCH_BYTES ?? GiB);
 const S3_BYTES = Number(process.env.BENCH_S3_BYTES ?? GiB);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
-const CASES = new Set((process.env.BENCH_CASES ?? 'sha256,checkpoint,sha512,multi,s3').split(',').map((c) => c.trim()));
+const CASES = new Set(
+  (process.env.BENCH_CASES ?? 'sha256,checkpoint,sha512,multi,s3').split(',').map((c) => c.trim()),
+);
 const CHUNK_BYTES = Number(process.env.CHUNK_BYTES ?? 8 * MiB);
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function ensureBuilt() {
-  for (const file of ['dist/apps/api/main.js', 'dist/apps/worker/main.js', 'dist/libs/database/src/migrate.js', 'libs/native/dist/index.js']) {
+  for (const file of [
+    'dist/apps/api/main.js',
+    'dist/apps/worker/main.js',
+    'dist/libs/database/src/migrate.js',
+    'libs/native/dist/index.js',
+  ]) {
     if (!fs.existsSync(path.join(ROOT, file))) {
       console.log('[bench] building (npm run build)');
       execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -73,7 +80,8 @@ function writeTestFile(file, bytes) {
   console.log(`[bench] writing ${bytes} random bytes to ${file}`);
   const fd = fs.openSync(file, 'w');
   const block = 8 * MiB;
-  for (let done = 0; done < bytes; done += block) fs.writeSync(fd, randomBytes(Math.min(block, bytes - done)));
+  for (let done = 0; done < bytes; done += block)
+    fs.writeSync(fd, randomBytes(Math.min(block, bytes - done)));
   fs.closeSync(fd);
 }
 
@@ -95,7 +103,9 @@ function timeCommand(cmd, args) {
  * runs in this process and must keep serving meanwhile.
  */
 async function timeNodeHelper(script, args) {
-  const child = spawn(process.execPath, [path.join(__dirname, 'bench-e2e', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(__dirname, 'bench-e2e', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let stdout = '';
   child.stdout.on('data', (piece) => (stdout += piece));
   const code = await new Promise((resolve) => child.on('close', resolve));
@@ -106,8 +116,14 @@ async function timeNodeHelper(script, args) {
 const opensslHex = (stdout) => stdout.trim().split('= ').pop();
 
 function startProcess(name, script, env) {
-  const nodeArgs = name.startsWith('worker') ? (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const nodeArgs = name.startsWith('worker')
+    ? (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)
+    : [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   child.records = new Map(); // jobId -> the worker's 'finished' log record
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     let record;
@@ -161,7 +177,9 @@ function cpuSeconds(pids) {
 
 /** PostgreSQL backends serving a database (their CPU is part of what a checkpoint costs). */
 async function backendPids(admin, database) {
-  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database]);
+  const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [
+    database,
+  ]);
   return rows.map((row) => row.pid);
 }
 
@@ -206,7 +224,11 @@ async function startPair(name, common, workerEnv, admin) {
     WORKER_METRICS_PORT: '0',
   };
   pair.api = startProcess(`api ${name}`, 'dist/apps/api/main.js', { ...env, LOG_LEVEL: 'warn' });
-  pair.worker = startProcess(`worker ${name}`, 'dist/apps/worker/main.js', { ...env, ...workerEnv, LOG_LEVEL: 'info' });
+  pair.worker = startProcess(`worker ${name}`, 'dist/apps/worker/main.js', {
+    ...env,
+    ...workerEnv,
+    LOG_LEVEL: 'info',
+  });
   pair.apiUrl = `http://127.0.0.1:${port}`;
   await waitHealthy(pair.apiUrl);
   return pair;
@@ -221,7 +243,8 @@ async function retrying(request) {
     try {
       return await request();
     } catch (err) {
-      if (attempt >= 3) throw new Error(`${err.message} (${err.cause?.message ?? err.cause?.code ?? 'no cause'})`);
+      if (attempt >= 3)
+        throw new Error(`${err.message} (${err.cause?.message ?? err.cause?.code ?? 'no cause'})`);
       await sleep(50);
     }
   }
@@ -252,7 +275,9 @@ async function runJob(pair, source, algorithms) {
       const finished = Date.parse(job.finishedAt);
       for (let i = 0; i < 20 && !pair.worker.records.has(id); i++) await sleep(25); // the log line may trail
       const workerCpu = cpuSeconds([pair.worker.pid]) - cpuBefore.worker;
-      const newPids = (await backendPids(pair.admin, pair.database)).filter((pid) => !pgPids.includes(pid));
+      const newPids = (await backendPids(pair.admin, pair.database)).filter(
+        (pid) => !pgPids.includes(pid),
+      );
       const pgCpu = cpuSeconds(pgPids) - cpuBefore.pg + cpuSeconds(newPids);
       return {
         workerCpu,
@@ -301,7 +326,11 @@ async function main() {
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   const stateKeys = `bench:${randomBytes(32).toString('base64')}`; // the states of these throwaway databases
-  const common = { id, pairs: [], env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot, HASHQ_STATE_KEYS: stateKeys } };
+  const common = {
+    id,
+    pairs: [],
+    env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot, HASHQ_STATE_KEYS: stateKeys },
+  };
   if (process.env.CHUNK_BYTES) common.env.CHUNK_BYTES = String(CHUNK_BYTES);
   let s3;
   try {
@@ -313,7 +342,8 @@ async function main() {
       writeTestFile(s3File, S3_BYTES);
       s3 = await startS3(path.join(ROOT, '.data', 'bench-s3'));
       s3Key = `bench-${S3_BYTES}.bin`;
-      if (await ensureObject(s3, s3Key, s3File)) console.log(`[bench] uploaded ${s3Key} to the local S3 server`);
+      if (await ensureObject(s3, s3Key, s3File))
+        console.log(`[bench] uploaded ${s3Key} to the local S3 server`);
       Object.assign(common.env, s3.env);
     }
     const ck64 = { CHECKPOINT_BYTES: String(64 * MiB), CHECKPOINT_SECONDS: '5' };
@@ -334,32 +364,57 @@ async function main() {
 
     console.log(
       `\nhashq e2e bench: file ${BYTES} bytes, chunk ${CHUNK_BYTES / MiB} MiB, ${REPEAT} rounds, node ${process.version}, ` +
-        `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+        `${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, load ${os
+          .loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
     );
     for (let round = 1; round <= REPEAT; round++) {
       process.stderr.write(`[bench] round ${round}/${REPEAT}\n`);
       if (CASES.has('sha256') || CASES.has('checkpoint')) {
-        hex.openssl256 = opensslHex(r.add('openssl-sha256', timeCommand('openssl', ['dgst', '-sha256', file])).stdout);
+        hex.openssl256 = opensslHex(
+          r.add('openssl-sha256', timeCommand('openssl', ['dgst', '-sha256', file])).stdout,
+        );
         // The two checkpoint settings in turns (odd rounds 64 MiB first, even rounds 1 GiB first).
-        const order = round % 2 === 1 || !big ? [[pairA, 'job-sha256'], [big, 'job-sha256-ck1g']] : [[big, 'job-sha256-ck1g'], [pairA, 'job-sha256']];
-        for (const [pair, series] of order) if (pair) r.add(series, await runJob(pair, fileSource, ['sha256']));
+        const order =
+          round % 2 === 1 || !big
+            ? [
+                [pairA, 'job-sha256'],
+                [big, 'job-sha256-ck1g'],
+              ]
+            : [
+                [big, 'job-sha256-ck1g'],
+                [pairA, 'job-sha256'],
+              ];
+        for (const [pair, series] of order)
+          if (pair) r.add(series, await runJob(pair, fileSource, ['sha256']));
       }
       if (CASES.has('sha256')) {
         r.add('sha256sum', timeCommand('sha256sum', [file]));
-        r.add('node-loop', await timeNodeHelper('node-loop.cjs', [file, 'sha256', String(CHUNK_BYTES), '1']));
+        r.add(
+          'node-loop',
+          await timeNodeHelper('node-loop.cjs', [file, 'sha256', String(CHUNK_BYTES), '1']),
+        );
       }
       if (CASES.has('sha512')) {
-        hex.openssl512 = opensslHex(r.add('openssl-sha512', timeCommand('openssl', ['dgst', '-sha512', file])).stdout);
+        hex.openssl512 = opensslHex(
+          r.add('openssl-sha512', timeCommand('openssl', ['dgst', '-sha512', file])).stdout,
+        );
         r.add('job-sha512', await runJob(pairA, fileSource, ['sha512']));
         r.add('job-sha256+sha512', await runJob(pairA, fileSource, ['sha256', 'sha512']));
         if (!CASES.has('sha256')) r.add('job-sha256', await runJob(pairA, fileSource, ['sha256']));
       }
       if (CASES.has('multi')) {
-        hex.opensslMd5 = opensslHex(r.add('openssl-md5', timeCommand('openssl', ['dgst', '-md5', file])).stdout);
+        hex.opensslMd5 = opensslHex(
+          r.add('openssl-md5', timeCommand('openssl', ['dgst', '-md5', file])).stdout,
+        );
         const md5 = r.add('job-md5', await runJob(pairA, fileSource, ['md5']));
         const sha = r.add('job-sha256-m', await runJob(pairA, fileSource, ['sha256']));
         const crc = r.add('job-crc64nvme', await runJob(pairA, fileSource, ['crc64nvme']));
-        r.add('three-jobs', { seconds: md5.seconds + sha.seconds + crc.seconds, rss: Math.max(md5.rss, sha.rss, crc.rss) });
+        r.add('three-jobs', {
+          seconds: md5.seconds + sha.seconds + crc.seconds,
+          rss: Math.max(md5.rss, sha.rss, crc.rss),
+        });
         r.add('job-multi', await runJob(pairA, fileSource, ['md5', 'sha256', 'crc64nvme']));
       }
       if (s3) {
@@ -367,7 +422,10 @@ async function main() {
         // per round): bring it back, so the S3 figures measure the server, not the disk.
         warm(path.join(ROOT, '.data', 'bench-s3', s3.bucket, `${s3Key}._S3rver_object`));
         r.add('s3-get', await timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key]));
-        r.add('job-s3-sha256', await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']));
+        r.add(
+          'job-s3-sha256',
+          await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']),
+        );
         r.add('job-sha256-f', await runJob(pairA, { type: 'file', path: s3File }, ['sha256']));
       }
     }
@@ -384,19 +442,29 @@ function checkDigests(r, hex, file, s3File) {
   const check = (series, algorithm, expected) => {
     for (const run of r.get(series)) {
       const got = run.job?.digests?.[algorithm]?.hex ?? run.hex;
-      if (got !== expected) throw new Error(`${series}: ${algorithm} ${got} differs from openssl's ${expected}`);
+      if (got !== expected)
+        throw new Error(`${series}: ${algorithm} ${got} differs from openssl's ${expected}`);
     }
   };
   // Only the sha256 case runs openssl -sha256 in its rounds; the others need the value too.
-  const sha256 = hex.openssl256 ?? opensslHex(timeCommand('openssl', ['dgst', '-sha256', file]).stdout);
-  for (const s of ['job-sha256', 'job-sha256-ck1g', 'node-loop', 'job-sha256+sha512', 'job-sha256-m', 'job-multi']) {
+  const sha256 =
+    hex.openssl256 ?? opensslHex(timeCommand('openssl', ['dgst', '-sha256', file]).stdout);
+  for (const s of [
+    'job-sha256',
+    'job-sha256-ck1g',
+    'node-loop',
+    'job-sha256+sha512',
+    'job-sha256-m',
+    'job-multi',
+  ]) {
     check(s, 'sha256', sha256);
   }
   for (const s of ['job-sha512', 'job-sha256+sha512']) check(s, 'sha512', hex.openssl512);
   for (const s of ['job-md5', 'job-multi']) check(s, 'md5', hex.opensslMd5);
   const crc = r.get('job-crc64nvme').map((run) => run.job.digests.crc64nvme.hex);
   for (const run of r.get('job-multi')) {
-    if (run.job.digests.crc64nvme.hex !== crc[0]) throw new Error('crc64nvme differs between the one-pass job and its own job');
+    if (run.job.digests.crc64nvme.hex !== crc[0])
+      throw new Error('crc64nvme differs between the one-pass job and its own job');
   }
   if (s3File) {
     const expected = opensslHex(timeCommand('openssl', ['dgst', '-sha256', s3File]).stdout);
@@ -418,7 +486,10 @@ function report(r, s3Bytes) {
   const row = (label, series, peer, bytes = BYTES) => {
     const s = r.seconds(series);
     if (s.length === 0) return;
-    const rss = r.get(series).map((e) => e.rss).filter((x) => x !== undefined);
+    const rss = r
+      .get(series)
+      .map((e) => e.rss)
+      .filter((x) => x !== undefined);
     rows.push([
       label,
       Math.min(...s).toFixed(3),
@@ -430,7 +501,9 @@ function report(r, s3Bytes) {
       rss.length ? Math.max(...rss).toFixed(0) : '',
     ]);
   };
-  console.log(`\nthroughput (job time = finishedAt - startedAt of the job; peers run back to back with it in each round; ratio = peer time / job time, > 1.00x: hashq faster)`);
+  console.log(
+    `\nthroughput (job time = finishedAt - startedAt of the job; peers run back to back with it in each round; ratio = peer time / job time, > 1.00x: hashq faster)`,
+  );
   row('openssl dgst -sha256', 'openssl-sha256');
   row('sha256sum', 'sha256sum');
   row('node fs + updateAsync loop, sha256', 'node-loop');
@@ -449,9 +522,17 @@ function report(r, s3Bytes) {
   row('job md5+sha256+crc64nvme (one pass)', 'job-multi', ['3 jobs', 'three-jobs']);
   row('S3 GetObject, body drained (no hash)', 's3-get', null, s3Bytes);
   row('job sha256, file', 'job-sha256-f', null, s3Bytes);
-  row('job sha256, S3 object (local s3rver)', 'job-s3-sha256', ['file job', 'job-sha256-f'], s3Bytes);
+  row(
+    'job sha256, S3 object (local s3rver)',
+    'job-s3-sha256',
+    ['file job', 'job-sha256-f'],
+    s3Bytes,
+  );
   row('job sha256, S3 object (local s3rver)', 'job-s3-sha256', ['bare GET', 's3-get'], s3Bytes);
-  printTable(['case', 'min s', 'median s', 'MB/s', 's/GiB', 'peer', 'ratio to peer', 'RSS MiB'], rows);
+  printTable(
+    ['case', 'min s', 'median s', 'MB/s', 's/GiB', 'peer', 'ratio to peer', 'RSS MiB'],
+    rows,
+  );
 
   console.log('\ntargets');
   const targets = [];
@@ -462,10 +543,21 @@ function report(r, s3Bytes) {
     const each = x.map((s, i) => f(s, y[i])).filter(Number.isFinite);
     return each.length ? { median: median(each), worst: each } : undefined;
   };
-  const pct = (v) => (v ? `${(median(v.worst) * 100).toFixed(1)} % (rounds: ${v.worst.map((x) => (x * 100).toFixed(1)).join(', ')})` : undefined);
+  const pct = (v) =>
+    v
+      ? `${(median(v.worst) * 100).toFixed(1)} % (rounds: ${v.worst.map((x) => (x * 100).toFixed(1)).join(', ')})`
+      : undefined;
   const ratio = perRound('job-sha256', 'openssl-sha256', (job, peer) => peer / job);
-  target('job sha256 vs openssl dgst -sha256', ratio && `${fmtRatio(ratio.median)} (rounds: ${ratio.worst.map(fmtRatio).join(', ')})`, '>= 1.00x');
-  target('checkpoint overhead, 64 MiB vs 1 GiB', pct(perRound('job-sha256', 'job-sha256-ck1g', (a, b) => (a - b) / b)), '<= 3 %');
+  target(
+    'job sha256 vs openssl dgst -sha256',
+    ratio && `${fmtRatio(ratio.median)} (rounds: ${ratio.worst.map(fmtRatio).join(', ')})`,
+    '>= 1.00x',
+  );
+  target(
+    'checkpoint overhead, 64 MiB vs 1 GiB',
+    pct(perRound('job-sha256', 'job-sha256-ck1g', (a, b) => (a - b) / b)),
+    '<= 3 %',
+  );
   const cpu = (name) => r.get(name).map((e) => e.workerCpu + e.pgCpu);
   const cpu64 = cpu('job-sha256');
   const cpu1g = cpu('job-sha256-ck1g');
@@ -473,19 +565,36 @@ function report(r, s3Bytes) {
     const each = cpu1g.map((b, i) => (cpu64[i] - b) / b);
     target('  the same in CPU time (worker + PG)', pct({ worst: each }), 'load-independent view');
   }
-  const slower = r.seconds('job-sha512').map((s, i) => Math.max(s, r.seconds('job-sha256')[i] ?? 0));
+  const slower = r
+    .seconds('job-sha512')
+    .map((s, i) => Math.max(s, r.seconds('job-sha256')[i] ?? 0));
   if (slower.length) {
     const both = r.seconds('job-sha256+sha512');
     const each = both.map((s, i) => (s - slower[i]) / slower[i]);
     target('sha256+sha512 vs the slower alone', pct({ worst: each }), '<= 15 %');
   }
-  target('md5+sha256+crc64nvme one pass vs 3 jobs', pct(perRound('job-multi', 'three-jobs', (a, b) => (a - b) / b)), 'below 0 %: one pass saves');
-  target('S3 job vs file job (same bytes)', (() => {
-    const v = perRound('job-s3-sha256', 'job-sha256-f', (a, b) => b / a);
-    return v && `${fmtRatio(v.median)} of the file job's throughput`;
-  })(), '');
-  const rss = [...r.series.values()].flat().map((e) => e.rss).filter((x) => x !== undefined);
-  target('worker peak RSS (any job)', rss.length ? `${Math.max(...rss).toFixed(0)} MiB` : undefined, 'bounded: chunk x buffers, not file size');
+  target(
+    'md5+sha256+crc64nvme one pass vs 3 jobs',
+    pct(perRound('job-multi', 'three-jobs', (a, b) => (a - b) / b)),
+    'below 0 %: one pass saves',
+  );
+  target(
+    'S3 job vs file job (same bytes)',
+    (() => {
+      const v = perRound('job-s3-sha256', 'job-sha256-f', (a, b) => b / a);
+      return v && `${fmtRatio(v.median)} of the file job's throughput`;
+    })(),
+    '',
+  );
+  const rss = [...r.series.values()]
+    .flat()
+    .map((e) => e.rss)
+    .filter((x) => x !== undefined);
+  target(
+    'worker peak RSS (any job)',
+    rss.length ? `${Math.max(...rss).toFixed(0)} MiB` : undefined,
+    'bounded: chunk x buffers, not file size',
+  );
   printTable(['', 'measured (median of rounds)', 'target'], targets);
 
   phaseReport(r);
@@ -508,7 +617,10 @@ function phaseReport(r) {
       m((e) => e.trace.ms.hash),
       m((e) => e.trace.ms.readWait),
       m((e) => e.trace.ms.writeWait),
-      m((e) => p(e).hashed - p(e).started - e.trace.ms.hash - e.trace.ms.readWait - e.trace.ms.writeWait),
+      m(
+        (e) =>
+          p(e).hashed - p(e).started - e.trace.ms.hash - e.trace.ms.readWait - e.trace.ms.writeWait,
+      ),
       `${m((e) => e.trace.checkpoints.count)} / ${m((e) => e.trace.checkpoints.ms)}`,
       m((e) => p(e).finished - p(e).hashed),
       m((e) => e.seconds * 1000),
@@ -517,9 +629,26 @@ function phaseReport(r) {
     ]);
   }
   if (rows.length === 0) return;
-  console.log('\nwhere the job time goes (ms, median of rounds; from the worker log; loop = read/hash/write pipeline)');
+  console.log(
+    '\nwhere the job time goes (ms, median of rounds; from the worker log; loop = read/hash/write pipeline)',
+  );
   printTable(
-    ['job', 'pickup', 'lease→open', 'start', 'loop', 'hash', 'read wait', 'ckpt wait', 'loop other', 'ckpts n / ms', 'verify+final', 'job', 'worker CPU', 'PG CPU'],
+    [
+      'job',
+      'pickup',
+      'lease→open',
+      'start',
+      'loop',
+      'hash',
+      'read wait',
+      'ckpt wait',
+      'loop other',
+      'ckpts n / ms',
+      'verify+final',
+      'job',
+      'worker CPU',
+      'PG CPU',
+    ],
     rows,
   );
   console.log(
@@ -532,8 +661,11 @@ function phaseReport(r) {
 }
 
 async function cleanUp(common, admin, Redis, s3) {
-  await Promise.all(common.pairs.flatMap((pair) => [stopProcess(pair.worker), stopProcess(pair.api)]));
-  for (const pair of common.pairs) await admin.query(`DROP DATABASE IF EXISTS ${pair.database} WITH (FORCE)`);
+  await Promise.all(
+    common.pairs.flatMap((pair) => [stopProcess(pair.worker), stopProcess(pair.api)]),
+  );
+  for (const pair of common.pairs)
+    await admin.query(`DROP DATABASE IF EXISTS ${pair.database} WITH (FORCE)`);
   await admin.end();
   const redis = new Redis(REDIS_URL);
   for (const pair of common.pairs) {

@@ -42,7 +42,11 @@ const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:54
 const TUS = { 'Tus-Resumable': '1.0.0' };
 
 function ensureBuilt() {
-  for (const file of ['dist/apps/api/main.js', 'dist/libs/database/src/migrate.js', 'libs/native/dist/index.js']) {
+  for (const file of [
+    'dist/apps/api/main.js',
+    'dist/libs/database/src/migrate.js',
+    'libs/native/dist/index.js',
+  ]) {
     if (!fs.existsSync(path.join(ROOT, file))) {
       console.log('[bench] building (npm run build)');
       execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
@@ -88,7 +92,11 @@ async function expectStatus(promise, status, what) {
 async function createSession(agent, api, length, algorithms) {
   const metadata = `algorithms ${Buffer.from(algorithms.join(',')).toString('base64')}`;
   const headers = { ...TUS, 'Upload-Length': String(length), 'Upload-Metadata': metadata };
-  const res = await expectStatus(exchange(agent, `${api}/v1/digest-sessions`, 'POST', headers), 201, 'POST');
+  const res = await expectStatus(
+    exchange(agent, `${api}/v1/digest-sessions`, 'POST', headers),
+    201,
+    'POST',
+  );
   return `${api}${res.headers.location}`;
 }
 
@@ -186,7 +194,11 @@ async function smallSessions(agent, api) {
       let last;
       for (let offset = 0; offset < SMALL_BYTES; offset += part) {
         const t0 = process.hrtime.bigint();
-        last = await expectStatus(patch(agent, url, offset, body.subarray(offset, offset + part)), 204, 'PATCH');
+        last = await expectStatus(
+          patch(agent, url, offset, body.subarray(offset, offset + part)),
+          204,
+          'PATCH',
+        );
         latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
       }
       if (last.headers['hashq-digest'] !== `sha256="${expected}"`) {
@@ -195,7 +207,12 @@ async function smallSessions(agent, api) {
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies) };
+  return {
+    seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: Math.max(...latencies),
+  };
 }
 
 async function main() {
@@ -230,9 +247,14 @@ async function main() {
     const apiUrl = `http://127.0.0.1:${port}`;
     const sinks = {};
     for (const algorithms of ['sha256', 'sha256,sha512,crc64nvme']) {
-      const sink = startProcess(path.join(__dirname, 'bench-sessions', 'sink.cjs'), [algorithms], {});
+      const sink = startProcess(
+        path.join(__dirname, 'bench-sessions', 'sink.cjs'),
+        [algorithms],
+        {},
+      );
       children.push(sink);
-      sinks[algorithms] = `http://127.0.0.1:${(await firstLine(sink, (record) => record.port)).port}/sink`;
+      sinks[algorithms] =
+        `http://127.0.0.1:${(await firstLine(sink, (record) => record.port)).port}/sink`;
     }
     await waitListening(apiUrl);
 
@@ -273,14 +295,22 @@ async function main() {
         runs.lag.push((await loopLag(api)).max);
         const peer = sink ?? (await push(sinks[algorithms.join(',')], body));
         if (!run.last.headers['hashq-digest'].startsWith(`sha256="${expected}"`)) {
-          throw new Error(`${label}: wrong sha256 ${run.last.headers['hashq-digest']} (expected ${expected})`);
+          throw new Error(
+            `${label}: wrong sha256 ${run.last.headers['hashq-digest']} (expected ${expected})`,
+          );
         }
         runs.api.push(run.seconds);
         runs.sink.push(peer.seconds);
         runs.ratio.push(peer.seconds / run.seconds);
       }
       const mbs = (seconds) => (BYTES / seconds / 1e6).toFixed(0);
-      rows.push([`sink (node:http + crypto), ${label}`, median(runs.sink).toFixed(3), mbs(median(runs.sink)), '', '']);
+      rows.push([
+        `sink (node:http + crypto), ${label}`,
+        median(runs.sink).toFixed(3),
+        mbs(median(runs.sink)),
+        '',
+        '',
+      ]);
       rows.push([
         `digest session, ${label}`,
         median(runs.api).toFixed(3),
@@ -288,7 +318,11 @@ async function main() {
         `${fmtRatio(median(runs.ratio))} (rounds: ${runs.ratio.map(fmtRatio).join(', ')})`,
         Math.max(...runs.lag).toFixed(1),
       ]);
-      targets.push([`1 client, ${label}, vs the sink`, fmtRatio(median(runs.ratio)), `>= ${goal.toFixed(1)}x`]);
+      targets.push([
+        `1 client, ${label}, vs the sink`,
+        fmtRatio(median(runs.ratio)),
+        `>= ${goal.toFixed(1)}x`,
+      ]);
     }
     console.log(
       `\none client, ${BYTES / MiB} MiB in ${PATCH_BYTES / MiB} MiB PATCHes over loopback ` +
@@ -307,7 +341,14 @@ async function main() {
         '(sha256; POST + PATCHes per session, all sessions at once)',
     );
     printTable(
-      ['sessions/s', 'PATCH p50 ms', 'PATCH p99 ms', 'PATCH max ms', 'API loop delay max ms', 'API loop delay p99 ms'],
+      [
+        'sessions/s',
+        'PATCH p50 ms',
+        'PATCH p99 ms',
+        'PATCH max ms',
+        'API loop delay max ms',
+        'API loop delay p99 ms',
+      ],
       [
         [
           (SESSIONS / many.seconds).toFixed(0),
@@ -319,7 +360,11 @@ async function main() {
         ],
       ],
     );
-    targets.push([`${SESSIONS} sessions: API event-loop delay max`, `${lag.max.toFixed(1)} ms`, '< 20 ms']);
+    targets.push([
+      `${SESSIONS} sessions: API event-loop delay max`,
+      `${lag.max.toFixed(1)} ms`,
+      '< 20 ms',
+    ]);
     console.log('\ntargets');
     printTable(['', 'measured', 'target'], targets);
     apiAgent.destroy();

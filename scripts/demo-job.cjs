@@ -71,13 +71,19 @@ async function main() {
   if (!url || !root) throw new Error('usage: demo-job.cjs <api url> <file root>');
   const file = path.join(root, 'hashq-demo.bin');
   await ensureFile(file);
-  const job = await request('POST', '/v1/jobs', { source: { type: 'file', path: file }, algorithms: ALGORITHMS });
-  log(`submitted job ${job.id}: ${ALGORITHMS.join(' + ')} of ${file} (follow it: curl ${url}/v1/jobs/${job.id})`);
+  const job = await request('POST', '/v1/jobs', {
+    source: { type: 'file', path: file },
+    algorithms: ALGORITHMS,
+  });
+  log(
+    `submitted job ${job.id}: ${ALGORITHMS.join(' + ')} of ${file} (follow it: curl ${url}/v1/jobs/${job.id})`,
+  );
   let view = job;
   let shown = -1;
   const deadline = Date.now() + 10 * 60_000;
   while (!['succeeded', 'failed', 'canceled'].includes(view.status)) {
-    if (Date.now() > deadline) throw new Error(`job ${job.id} still ${view.status} after 10 minutes`);
+    if (Date.now() > deadline)
+      throw new Error(`job ${job.id} still ${view.status} after 10 minutes`);
     await new Promise((r) => setTimeout(r, 250));
     view = await request('GET', `/v1/jobs/${job.id}`);
     const pct = Math.floor(view.progress?.percent ?? 0);
@@ -86,14 +92,24 @@ async function main() {
       log(`${view.status} ${pct} %`);
     }
   }
-  if (view.status !== 'succeeded') throw new Error(`job ${job.id} ${view.status}: ${JSON.stringify(view.error)}`);
-  const mbps = view.throughputBytesPerSecond ? (view.throughputBytesPerSecond / 1e6).toFixed(0) : '?';
-  log(`job ${job.id} succeeded: ${view.progress.totalBytes} bytes, ${mbps} MB/s, attempts ${view.attempts}, resumes ${view.resumes}`);
+  if (view.status !== 'succeeded')
+    throw new Error(`job ${job.id} ${view.status}: ${JSON.stringify(view.error)}`);
+  const mbps = view.throughputBytesPerSecond
+    ? (view.throughputBytesPerSecond / 1e6).toFixed(0)
+    : '?';
+  log(
+    `job ${job.id} succeeded: ${view.progress.totalBytes} bytes, ${mbps} MB/s, attempts ${view.attempts}, resumes ${view.resumes}`,
+  );
   const want = await nodeDigests(file); // after the job, so the two do not share the CPU
   let ok = true;
   for (const a of ALGORITHMS) {
     const got = view.digests[a].hex;
-    const check = want[a] === undefined ? '' : want[a] === got ? '  = Node crypto' : `  != Node crypto ${want[a]}`;
+    const check =
+      want[a] === undefined
+        ? ''
+        : want[a] === got
+          ? '  = Node crypto'
+          : `  != Node crypto ${want[a]}`;
     if (want[a] !== undefined && want[a] !== got) ok = false;
     log(`  ${a.padEnd(10)} ${got}${check}`);
   }

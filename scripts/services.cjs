@@ -31,7 +31,12 @@ const commands = {
     await withPg(serverUrl(url), (client) => client.query('select 1'));
   },
   async 'redis-ready'(url) {
-    const redis = new Redis(url, { lazyConnect: true, connectTimeout: TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      connectTimeout: TIMEOUT_MS,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     redis.on('error', () => undefined);
     try {
       await redis.connect();
@@ -44,7 +49,9 @@ const commands = {
     const name = decodeURIComponent(new URL(url).pathname.slice(1));
     if (!/^[A-Za-z0-9_]+$/.test(name)) throw new Error(`unsupported database name "${name}"`);
     await withPg(serverUrl(url), async (client) => {
-      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [
+        name,
+      ]);
       if (rowCount === 0) {
         await client.query(`CREATE DATABASE "${name}"`);
         console.log(name);
@@ -75,7 +82,8 @@ commands[command](...args).then(
   () => process.exit(0),
   (err) => {
     if (process.env.HASHQ_DEBUG) console.error(err);
-    if (command !== 'pg-ready' && command !== 'redis-ready') console.error(`[hashq] ${err.message}`);
+    if (command !== 'pg-ready' && command !== 'redis-ready')
+      console.error(`[hashq] ${err.message}`);
     process.exit(1);
   },
 );

@@ -5,6 +5,7 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
 import { createTestEnv, type TestEnv } from './helpers/env';
 
@@ -25,11 +26,16 @@ describe('API: HASHQ_ALLOW_HOSTS from the configuration', () => {
   });
 
   const submit = (app: INestApplication, url: string) =>
-    request(app.getHttpServer()).post('/v1/jobs').send({ source: url, algorithms: ['sha256'] });
+    request(app.getHttpServer())
+      .post('/v1/jobs')
+      .send({ source: url, algorithms: ['sha256'] });
 
   it('allows what the given configuration allows, whatever process.env says', async () => {
     delete process.env.HASHQ_ALLOW_HOSTS;
-    const allowing = await createApiApp({ ...env, env: { ...env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1, 10.9.0.0/16' } });
+    const allowing = await createApiApp({
+      ...env,
+      env: { ...env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1, 10.9.0.0/16' },
+    });
     apps.push(allowing);
     await submit(allowing, 'http://127.0.0.1:9/a').expect(202);
     await submit(allowing, 'http://10.9.8.7/b').expect(202);

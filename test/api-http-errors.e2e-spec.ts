@@ -6,18 +6,17 @@
  */
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 
+import { projectRoot } from '@hashq/config';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 
-import { projectRoot } from '@hashq/config';
-
 import { API_ERROR_CODES } from '../apps/api/src/common/api-error';
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 interface RawResponse {
   status: number;
@@ -38,7 +37,10 @@ function sendRaw(port: number, raw: string): Promise<RawResponse> {
       const [head, ...rest] = text.split('\r\n\r\n');
       const [statusLine, ...lines] = head.split('\r\n');
       const headers = Object.fromEntries(
-        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+        lines.map((line) => [
+          line.slice(0, line.indexOf(':')).toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
       );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') });
     });
@@ -49,7 +51,10 @@ function sendRaw(port: number, raw: string): Promise<RawResponse> {
 /** The codes of the README's error table (### Errors), by status. */
 function readmeErrorCodes(): Map<string, number> {
   const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('### Errors'), readme.indexOf('\n## ', readme.indexOf('### Errors')));
+  const section = readme.slice(
+    readme.indexOf('### Errors'),
+    readme.indexOf('\n## ', readme.indexOf('### Errors')),
+  );
   const codes = new Map<string, number>();
   for (const row of section.matchAll(/^\| (\d{3}) \| (.*) \|$/gm)) {
     const listed = row[2].replace(/\([^)]*\)/g, ''); // the codes, without their explanations in parentheses
@@ -77,7 +82,10 @@ describe('errors in the JSON format, all documented (e2e)', () => {
   });
 
   function expectJsonError(res: RawResponse, status: number, code: string): void {
-    expect({ status: res.status, type: res.headers['content-type'] }).toEqual({ status, type: 'application/json; charset=utf-8' });
+    expect({ status: res.status, type: res.headers['content-type'] }).toEqual({
+      status,
+      type: 'application/json; charset=utf-8',
+    });
     expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.body));
     const body = JSON.parse(res.body);
     expect(body.error).toMatchObject({ code, message: expect.any(String) });
@@ -86,7 +94,10 @@ describe('errors in the JSON format, all documented (e2e)', () => {
   }
 
   it('a URL over 16 kB → 431 HEADERS_TOO_LARGE in the error format', async () => {
-    const res = await sendRaw(port, `GET /v1/jobs?cursor=${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    const res = await sendRaw(
+      port,
+      `GET /v1/jobs?cursor=${'a'.repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    );
     expectJsonError(res, 431, 'HEADERS_TOO_LARGE');
   });
 
@@ -113,7 +124,10 @@ describe('errors in the JSON format, all documented (e2e)', () => {
   it('a file name longer than the file system allows → 422 SOURCE_NOT_FOUND (no such file can exist)', async () => {
     const res = await request(app.getHttpServer())
       .post('/v1/jobs')
-      .send({ source: { type: 'file', path: join(env.fileRoot, 'n'.repeat(300)) }, algorithms: ['sha256'] });
+      .send({
+        source: { type: 'file', path: join(env.fileRoot, 'n'.repeat(300)) },
+        algorithms: ['sha256'],
+      });
     expect([res.status, res.body.error?.code]).toEqual([422, 'SOURCE_NOT_FOUND']);
     expect(res.body.error.message).toMatch(/too long/);
   });

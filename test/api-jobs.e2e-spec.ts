@@ -1,15 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import request from 'supertest';
 
-import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
-
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
   let env: TestEnv;
@@ -43,7 +42,10 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
   };
 
   it('stores a submitted job as queued, with the file size, and enqueues it under its own id', async () => {
-    const res = await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256', 'sha1'] }).expect(202);
+    const res = await submit({
+      source: { type: 'file', path: filePath },
+      algorithms: ['sha256', 'sha1'],
+    }).expect(202);
     const job = res.body;
     expect(job).toMatchObject({
       status: 'queued',
@@ -61,15 +63,25 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     const got = await http().get(`/v1/jobs/${job.id}`).expect(200);
     expect(got.body).toEqual(job);
 
-    const row = await db.query('SELECT status, total_bytes, algorithms FROM jobs WHERE id = $1', [job.id]);
-    expect(row.rows[0]).toEqual({ status: 'queued', total_bytes: '12', algorithms: ['sha256', 'sha1'] });
+    const row = await db.query('SELECT status, total_bytes, algorithms FROM jobs WHERE id = $1', [
+      job.id,
+    ]);
+    expect(row.rows[0]).toEqual({
+      status: 'queued',
+      total_bytes: '12',
+      algorithms: ['sha256', 'sha1'],
+    });
 
     const queued = await queue.getJob(job.id);
     expect(queued?.data).toEqual({ jobId: job.id });
   });
 
   it('accepts a file:// URL as source and stores the normalized real path', async () => {
-    const res = await submit({ source: `file://${filePath}`, algorithms: ['sha256'], priority: 5 }).expect(202);
+    const res = await submit({
+      source: `file://${filePath}`,
+      algorithms: ['sha256'],
+      priority: 5,
+    }).expect(202);
     expect(res.body.source).toEqual({ type: 'file', path: filePath });
     expect(res.body.options).toEqual({ priority: 5 });
     expect((await queue.getJob(res.body.id))?.opts.priority).toBe(5);
@@ -79,16 +91,24 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     const body = { source: { type: 'file', path: filePath }, algorithms: ['sha256'] };
     const first = await submit(body, 'key-1').expect(202);
     // same body, keys in another order
-    const again = await submit({ algorithms: ['sha256'], source: { path: filePath, type: 'file' } }, 'key-1').expect(202);
+    const again = await submit(
+      { algorithms: ['sha256'], source: { path: filePath, type: 'file' } },
+      'key-1',
+    ).expect(202);
     expect(again.body.id).toBe(first.body.id);
     expect(again.headers['idempotent-replayed']).toBe('true');
 
     const conflict = await submit({ ...body, algorithms: ['sha1'] }, 'key-1').expect(409);
-    expect(conflict.body.error).toMatchObject({ code: 'IDEMPOTENCY_KEY_REUSED', details: { jobId: first.body.id } });
+    expect(conflict.body.error).toMatchObject({
+      code: 'IDEMPOTENCY_KEY_REUSED',
+      details: { jobId: first.body.id },
+    });
 
     const other = await submit(body, 'key-2').expect(202);
     expect(other.body.id).not.toBe(first.body.id);
-    const count = await db.query('SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1', ['key-1']);
+    const count = await db.query('SELECT count(*)::int AS n FROM jobs WHERE idempotency_key = $1', [
+      'key-1',
+    ]);
     expect(count.rows[0].n).toBe(1);
   });
 
@@ -105,7 +125,10 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     beforeAll(async () => {
       await db.query('DELETE FROM jobs');
       for (let i = 0; i < 7; i++) {
-        const res = await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202);
+        const res = await submit({
+          source: { type: 'file', path: filePath },
+          algorithms: ['sha256'],
+        }).expect(202);
         created.push(res.body.id);
       }
     });
@@ -128,13 +151,20 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     });
 
     it('filters by status', async () => {
-      await db.query(`UPDATE jobs SET status = 'failed' WHERE id = ANY($1)`, [[created[1], created[4]]]);
+      await db.query(`UPDATE jobs SET status = 'failed' WHERE id = ANY($1)`, [
+        [created[1], created[4]],
+      ]);
       const failed = await http().get('/v1/jobs?status=failed').expect(200);
-      expect(failed.body.items.map((job: { id: string }) => job.id)).toEqual([created[4], created[1]]);
+      expect(failed.body.items.map((job: { id: string }) => job.id)).toEqual([
+        created[4],
+        created[1],
+      ]);
       expect(failed.body.nextCursor).toBeNull();
       const queued = await http().get('/v1/jobs?status=queued&limit=100').expect(200);
       expect(queued.body.items).toHaveLength(5);
-      expect(queued.body.items.every((job: { status: string }) => job.status === 'queued')).toBe(true);
+      expect(queued.body.items.every((job: { status: string }) => job.status === 'queued')).toBe(
+        true,
+      );
     });
 
     it('uses a default page size of 20 and returns an empty last page', async () => {
@@ -146,7 +176,11 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
 
   describe('POST /v1/jobs/:id/cancel', () => {
     it('cancels a queued job at once and takes it out of the queue', async () => {
-      const job = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
+      const job = (
+        await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(
+          202,
+        )
+      ).body;
       expect(await queue.getJob(job.id)).toBeDefined();
 
       const res = await http().post(`/v1/jobs/${job.id}/cancel`).expect(200);
@@ -160,26 +194,45 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
     });
 
     it('asks a running job to stop (202) and leaves its status to the worker', async () => {
-      const job = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
+      const job = (
+        await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(
+          202,
+        )
+      ).body;
       await db.query(`UPDATE jobs SET status = 'running', fence = 1 WHERE id = $1`, [job.id]);
       const res = await http().post(`/v1/jobs/${job.id}/cancel`).expect(202);
       expect(res.body).toMatchObject({ status: 'running', cancelRequested: true });
     });
 
     it('refuses to cancel a finished job (409) and an unknown one (404)', async () => {
-      const job = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
-      await db.query(`UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = $1`, [job.id]);
+      const job = (
+        await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(
+          202,
+        )
+      ).body;
+      await db.query(`UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = $1`, [
+        job.id,
+      ]);
       const finished = await http().post(`/v1/jobs/${job.id}/cancel`).expect(409);
-      expect(finished.body.error).toMatchObject({ code: 'JOB_FINISHED', details: { status: 'succeeded' } });
+      expect(finished.body.error).toMatchObject({
+        code: 'JOB_FINISHED',
+        details: { status: 'succeeded' },
+      });
 
-      const unknown = await http().post('/v1/jobs/00000000-0000-4000-8000-000000000000/cancel').expect(404);
+      const unknown = await http()
+        .post('/v1/jobs/00000000-0000-4000-8000-000000000000/cancel')
+        .expect(404);
       expect(unknown.body.error.code).toBe('JOB_NOT_FOUND');
     });
   });
 
   it('shows digests, errors and progress as the worker wrote them', async () => {
-    const job = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
-    const digests = { sha256: { hex: 'ab'.repeat(32), base64: Buffer.alloc(32, 0xab).toString('base64') } };
+    const job = (
+      await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)
+    ).body;
+    const digests = {
+      sha256: { hex: 'ab'.repeat(32), base64: Buffer.alloc(32, 0xab).toString('base64') },
+    };
     await db.query(
       `UPDATE jobs SET status = 'succeeded', bytes_done = 12, bytes_read = 24, attempts = 2, resumes = 1,
               digests = $2, started_at = now() - interval '2 seconds', finished_at = now() WHERE id = $1`,
@@ -211,9 +264,15 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
   });
 
   it('re-enqueues unfinished jobs that Redis lost, and only those', async () => {
-    const queuedJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)).body;
-    const runningJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha1'] }).expect(202)).body;
-    const doneJob = (await submit({ source: { type: 'file', path: filePath }, algorithms: ['md5'] }).expect(202)).body;
+    const queuedJob = (
+      await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha256'] }).expect(202)
+    ).body;
+    const runningJob = (
+      await submit({ source: { type: 'file', path: filePath }, algorithms: ['sha1'] }).expect(202)
+    ).body;
+    const doneJob = (
+      await submit({ source: { type: 'file', path: filePath }, algorithms: ['md5'] }).expect(202)
+    ).body;
     await db.query(`UPDATE jobs SET status = 'running', fence = 3 WHERE id = $1`, [runningJob.id]);
     await db.query(`UPDATE jobs SET status = 'succeeded' WHERE id = $1`, [doneJob.id]);
     await queue.obliterate({ force: true }); // Redis loses every key of the queue
@@ -227,7 +286,9 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
   });
 
   async function unfinishedCount(): Promise<number> {
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM jobs WHERE status IN ('queued', 'running')`,
+    );
     return rows[0].n;
   }
 

@@ -3,13 +3,13 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 
-import type { INestApplication } from '@nestjs/common';
 import { algorithms } from '@hashq/native';
+import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 /** A TCP port on which nothing listens (bound, then released). */
 async function closedPort(): Promise<number> {
@@ -52,19 +52,34 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     expect(res.body.items.map((a: { name: string }) => a.name)).toEqual(native.map((a) => a.name));
     for (const item of res.body.items) {
       expect(Object.keys(item).sort()).toEqual(
-        ['blockSize', 'customizable', 'digestLength', 'implementation', 'name', 'standard', 'xof'].sort(),
+        [
+          'blockSize',
+          'customizable',
+          'digestLength',
+          'implementation',
+          'name',
+          'standard',
+          'xof',
+        ].sort(),
       );
     }
     // Digest lengths of the algorithms Node's crypto also has must match it.
     const nodeHashes = new Set(getHashes());
-    const common = res.body.items.filter((a: { name: string; xof: boolean }) => nodeHashes.has(a.name) && !a.xof);
-    expect(common.map((a: { name: string }) => a.name)).toEqual(expect.arrayContaining(['sha1', 'sha256', 'sha512']));
+    const common = res.body.items.filter(
+      (a: { name: string; xof: boolean }) => nodeHashes.has(a.name) && !a.xof,
+    );
+    expect(common.map((a: { name: string }) => a.name)).toEqual(
+      expect.arrayContaining(['sha1', 'sha256', 'sha512']),
+    );
     for (const a of common) expect(a.digestLength).toBe(createHash(a.name).digest().length);
   });
 
   it('GET /health checks PostgreSQL and Redis for real', async () => {
     const res = await http().get('/health').expect(200);
-    expect(res.body).toMatchObject({ status: 'ok', checks: { postgres: { status: 'up' }, redis: { status: 'up' } } });
+    expect(res.body).toMatchObject({
+      status: 'ok',
+      checks: { postgres: { status: 'up' }, redis: { status: 'up' } },
+    });
   });
 
   it('GET /metrics reports jobs by status, bytes and queue depth from PostgreSQL and BullMQ', async () => {
@@ -72,7 +87,10 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     await writeFile(path, Buffer.alloc(1000));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const res = await http().post('/v1/jobs').send({ source: { type: 'file', path }, algorithms: ['sha256'] }).expect(202);
+      const res = await http()
+        .post('/v1/jobs')
+        .send({ source: { type: 'file', path }, algorithms: ['sha256'] })
+        .expect(202);
       ids.push(res.body.id);
     }
     await http().post(`/v1/jobs/${ids[0]}/cancel`).expect(200);
@@ -92,7 +110,10 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
 
   it('without Redis: /health is 503 naming it, a submit is still stored, /metrics still answers', async () => {
     const port = await closedPort();
-    const broken = await createApiApp({ ...env, env: { ...env.env, REDIS_URL: `redis://127.0.0.1:${port}` } });
+    const broken = await createApiApp({
+      ...env,
+      env: { ...env.env, REDIS_URL: `redis://127.0.0.1:${port}` },
+    });
     try {
       const res = await request(broken.getHttpServer()).get('/health').expect(503);
       expect(res.body.status).toBe('error');
@@ -156,7 +177,14 @@ describe('algorithms, health, metrics, docs (e2e)', () => {
     expect(page.text).toContain('swagger');
     const spec = await http().get('/docs/json').expect(200);
     expect(Object.keys(spec.body.paths)).toEqual(
-      expect.arrayContaining(['/v1/jobs', '/v1/jobs/{id}', '/v1/jobs/{id}/cancel', '/v1/algorithms', '/health', '/metrics']),
+      expect.arrayContaining([
+        '/v1/jobs',
+        '/v1/jobs/{id}',
+        '/v1/jobs/{id}/cancel',
+        '/v1/algorithms',
+        '/health',
+        '/metrics',
+      ]),
     );
   });
 });

@@ -10,6 +10,7 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
 import { createTestEnv, type TestEnv } from './helpers/env';
 import { TcpProxy } from './helpers/tcp-proxy';
@@ -24,7 +25,10 @@ describe('API during a PostgreSQL outage', () => {
     const target = new URL(env.databaseUrl);
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.start();
-    const viaProxy = Object.assign(new URL(env.databaseUrl), { hostname: '127.0.0.1', port: String(proxy.port) }).toString();
+    const viaProxy = Object.assign(new URL(env.databaseUrl), {
+      hostname: '127.0.0.1',
+      port: String(proxy.port),
+    }).toString();
     api = await createApiApp({ ...env, env: { ...env.env, DATABASE_URL: viaProxy } });
   });
 
@@ -56,6 +60,9 @@ describe('API during a PostgreSQL outage', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe(200);
-    await http.post('/v1/jobs').send({ source: 's3://some-bucket/k', algorithms: ['sha256'] }).expect(202);
+    await http
+      .post('/v1/jobs')
+      .send({ source: 's3://some-bucket/k', algorithms: ['sha256'] })
+      .expect(202);
   });
 });

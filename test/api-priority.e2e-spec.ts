@@ -7,15 +7,14 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import { PRIORITY_LIMIT, Queue } from 'bullmq';
 import { Client } from 'pg';
 import request from 'supertest';
 
-import { HASH_QUEUE, JobQueueReconciler } from '@hashq/jobs';
-
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 describe('job priority and the queue reconciler (e2e)', () => {
   let env: TestEnv;
@@ -52,7 +51,10 @@ describe('job priority and the queue reconciler (e2e)', () => {
 
   it('a poison row fails with ENQUEUE_REFUSED and does not keep the jobs after it out of the queue', async () => {
     const poison = await insertQueued({ priority: PRIORITY_LIMIT + 1 }, '10 minutes');
-    const lost = [await insertQueued({}, '5 minutes'), await insertQueued({ priority: 7 }, '4 minutes')];
+    const lost = [
+      await insertQueued({}, '5 minutes'),
+      await insertQueued({ priority: 7 }, '4 minutes'),
+    ];
     const poisonLater = await insertQueued({ priority: PRIORITY_LIMIT + 1 }, '3 minutes');
     const last = await insertQueued({ priority: PRIORITY_LIMIT }, '2 minutes');
 
@@ -61,31 +63,47 @@ describe('job priority and the queue reconciler (e2e)', () => {
 
     for (const id of [...lost, last]) {
       const job = await queue.getJob(id);
-      expect([id, await job?.getState()]).toEqual([id, expect.stringMatching(/^(waiting|prioritized)$/)]);
+      expect([id, await job?.getState()]).toEqual([
+        id,
+        expect.stringMatching(/^(waiting|prioritized)$/),
+      ]);
     }
     expect((await queue.getJob(last))?.opts.priority).toBe(PRIORITY_LIMIT);
     for (const id of [poison, poisonLater]) {
       expect(await queue.getJob(id)).toBeUndefined();
       const res = await request(app.getHttpServer()).get(`/v1/jobs/${id}`).expect(200);
       expect(res.body.status).toBe('failed');
-      expect(res.body.error).toMatchObject({ code: 'ENQUEUE_REFUSED', message: expect.stringContaining('BullMQ refused') });
+      expect(res.body.error).toMatchObject({
+        code: 'ENQUEUE_REFUSED',
+        message: expect.stringContaining('BullMQ refused'),
+      });
       expect(res.body.finishedAt).not.toBeNull();
     }
     // A later round has nothing left to do with them.
     expect(await app.get(JobQueueReconciler).reconcile()).toBe(0);
   });
 
-  it('accepts BullMQ\'s highest priority and enqueues it; one more is a 400', async () => {
+  it("accepts BullMQ's highest priority and enqueues it; one more is a 400", async () => {
     const ok = await request(app.getHttpServer())
       .post('/v1/jobs')
-      .send({ source: { type: 'file', path: file }, algorithms: ['sha256'], priority: PRIORITY_LIMIT })
+      .send({
+        source: { type: 'file', path: file },
+        algorithms: ['sha256'],
+        priority: PRIORITY_LIMIT,
+      })
       .expect(202);
     expect((await queue.getJob(ok.body.id))?.opts.priority).toBe(PRIORITY_LIMIT);
 
     const refused = await request(app.getHttpServer())
       .post('/v1/jobs')
-      .send({ source: { type: 'file', path: file }, algorithms: ['sha256'], priority: PRIORITY_LIMIT + 1 });
+      .send({
+        source: { type: 'file', path: file },
+        algorithms: ['sha256'],
+        priority: PRIORITY_LIMIT + 1,
+      });
     expect([refused.status, refused.body.error?.code]).toEqual([400, 'VALIDATION_FAILED']);
-    expect(refused.body.error.details).toEqual([{ field: 'priority', problems: [`priority must not be greater than ${PRIORITY_LIMIT}`] }]);
+    expect(refused.body.error.details).toEqual([
+      { field: 'priority', problems: [`priority must not be greater than ${PRIORITY_LIMIT}`] },
+    ]);
   });
 });

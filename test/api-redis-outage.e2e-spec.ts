@@ -7,17 +7,19 @@
  * itself, and every job succeeds with the digest of Node's crypto, finished once.
  * The app and the worker are closed properly afterwards: Jest must exit without --forceExit.
  */
-import type { INestApplication } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import request from 'supertest';
-import { HASH_QUEUE } from '@hashq/jobs';
-import { createApiApp } from './helpers/api';
-import { createTestEnv, type TestEnv } from './helpers/env';
-import { PrivateRedis } from './helpers/redis-server';
-import { fileDigest, MiB, WorkerProcess, type LogLine } from './helpers/worker-process';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
+import { HASH_QUEUE } from '@hashq/jobs';
+import type { INestApplication } from '@nestjs/common';
+import { Queue } from 'bullmq';
+import request from 'supertest';
+
+import { createApiApp } from './helpers/api';
+import { createTestEnv, type TestEnv } from './helpers/env';
+import { PrivateRedis } from './helpers/redis-server';
+import { fileDigest, type LogLine, MiB, WorkerProcess } from './helpers/worker-process';
 
 describe('Redis outage: API and worker on a private redis-server', () => {
   const redis = new PrivateRedis();
@@ -62,7 +64,8 @@ describe('Redis outage: API and worker on a private redis-server', () => {
     for (;;) {
       const res = await http.get(`/v1/jobs/${id}`).expect(200);
       if (!['queued', 'running'].includes(res.body.status)) return res.body;
-      if (Date.now() > deadline) throw new Error(`job ${id} still ${res.body.status}\n${worker!.tail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`job ${id} still ${res.body.status}\n${worker!.tail()}`);
       if (!worker!.running) throw new Error(`worker exited\n${worker!.tail()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -70,12 +73,15 @@ describe('Redis outage: API and worker on a private redis-server', () => {
 
   it('accepts jobs while Redis is down; they run once it is back, on the same worker', async () => {
     const http = request(api!.getHttpServer());
-    const submit = (path: string) => http.post('/v1/jobs').send({ source: { type: 'file', path }, algorithms: ['sha256'] });
+    const submit = (path: string) =>
+      http.post('/v1/jobs').send({ source: { type: 'file', path }, algorithms: ['sha256'] });
 
     // Before: the pipeline works.
     const firstPath = await file('before.bin', 3);
     const first = (await submit(firstPath).expect(202)).body;
-    expect((await waitDone(first.id)).digests.sha256.hex).toBe(await fileDigest('sha256', firstPath));
+    expect((await waitDone(first.id)).digests.sha256.hex).toBe(
+      await fileDigest('sha256', firstPath),
+    );
 
     await redis.stop(); // every key is gone with it
     const paths: string[] = [];
@@ -86,10 +92,14 @@ describe('Redis outage: API and worker on a private redis-server', () => {
       expect(accepted.body.status).toBe('queued');
       ids.push(accepted.body.id);
     }
-    for (const id of ids) expect((await http.get(`/v1/jobs/${id}`).expect(200)).body.status).toBe('queued');
+    for (const id of ids)
+      expect((await http.get(`/v1/jobs/${id}`).expect(200)).body.status).toBe('queued');
 
     await redis.start(); // same port, empty
-    const queue = new Queue(HASH_QUEUE, { connection: { url: redis.url }, prefix: env.queuePrefix });
+    const queue = new Queue(HASH_QUEUE, {
+      connection: { url: redis.url },
+      prefix: env.queuePrefix,
+    });
     try {
       expect(await queue.getJob(first.id)).toBeUndefined(); // the server really lost everything (a finished job is never re-added)
     } finally {
@@ -97,7 +107,11 @@ describe('Redis outage: API and worker on a private redis-server', () => {
     }
     for (const [i, id] of ids.entries()) {
       const job = await waitDone(id);
-      expect([id, job.status, job.digests?.sha256.hex]).toEqual([id, 'succeeded', await fileDigest('sha256', paths[i])]);
+      expect([id, job.status, job.digests?.sha256.hex]).toEqual([
+        id,
+        'succeeded',
+        await fileDigest('sha256', paths[i]),
+      ]);
       expect([id, worker!.lines.filter(finished(id)).length]).toEqual([id, 1]);
     }
     expect(worker!.running).toBe(true); // the same process, reconnected

@@ -58,7 +58,9 @@ describe('API: address literals in source URLs', () => {
     return app;
   };
   const submit = (app: INestApplication, source: unknown) =>
-    request(app.getHttpServer()).post('/v1/jobs').send({ source, algorithms: ['sha256'] });
+    request(app.getHttpServer())
+      .post('/v1/jobs')
+      .send({ source, algorithms: ['sha256'] });
   const jobCount = async () => Number((await db.query('SELECT count(*) AS n FROM jobs')).rows[0].n);
 
   it('refuses each literal form that is not global unicast with 403, in both source forms; no job', async () => {
@@ -85,9 +87,17 @@ describe('API: address literals in source URLs', () => {
     await submit(app, 'http://3323068417/x').expect(202); // 198.18.0.1
     await submit(app, 'http://[::ffff:198.18.0.1]/x').expect(202); // IPv4-mapped: the same address
     await submit(app, 'http://[64:ff9b:1::808:808]/x').expect(202);
-    for (const url of ['http://[64:ff9b::c612:1]/x', 'http://[::ffff:0:c612:1]/x', 'http://[2002:c612:1::]/x']) {
+    for (const url of [
+      'http://[64:ff9b::c612:1]/x',
+      'http://[::ffff:0:c612:1]/x',
+      'http://[2002:c612:1::]/x',
+    ]) {
       const res = await submit(app, url);
-      expect([url, res.status, res.body.error?.code]).toEqual([url, 403, 'SOURCE_ADDRESS_FORBIDDEN']);
+      expect([url, res.status, res.body.error?.code]).toEqual([
+        url,
+        403,
+        'SOURCE_ADDRESS_FORBIDDEN',
+      ]);
     }
     expect(await jobCount()).toBe(3);
   });

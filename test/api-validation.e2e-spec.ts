@@ -2,13 +2,13 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import type { INestApplication } from '@nestjs/common';
 import { algorithms } from '@hashq/native';
+import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 /** Every client mistake is a 4xx with { error: { code, message, details } } and creates no job. */
 describe('POST /v1/jobs bad input (e2e)', () => {
@@ -45,7 +45,10 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   });
 
   const source = () => ({ type: 'file', path: file });
-  const post = (body: unknown) => request(app.getHttpServer()).post('/v1/jobs').send(body as object);
+  const post = (body: unknown) =>
+    request(app.getHttpServer())
+      .post('/v1/jobs')
+      .send(body as object);
 
   async function expectError(res: request.Response, status: number, code: string): Promise<void> {
     expect({ status: res.status, code: res.body?.error?.code }).toEqual({ status, code });
@@ -74,14 +77,32 @@ describe('POST /v1/jobs bad input (e2e)', () => {
     ['algorithms not an array', () => ({ source: source(), algorithms: 'sha256' })],
     ['algorithm not a string', () => ({ source: source(), algorithms: [256] })],
     ['no algorithm', () => ({ source: source(), algorithms: [] })],
-    ['more than 8 algorithms', () => ({ source: source(), algorithms: all.slice(0, 9).map((a) => a.name) })],
-    ['outputLength as a string', () => ({ source: source(), algorithms: [xof.name], outputLength: '64' })],
+    [
+      'more than 8 algorithms',
+      () => ({ source: source(), algorithms: all.slice(0, 9).map((a) => a.name) }),
+    ],
+    [
+      'outputLength as a string',
+      () => ({ source: source(), algorithms: [xof.name], outputLength: '64' }),
+    ],
     ['outputLength zero', () => ({ source: source(), algorithms: [xof.name], outputLength: 0 })],
-    ['outputLength fractional', () => ({ source: source(), algorithms: [xof.name], outputLength: 1.5 })],
+    [
+      'outputLength fractional',
+      () => ({ source: source(), algorithms: [xof.name], outputLength: 1.5 }),
+    ],
     ['priority out of range', () => ({ source: source(), algorithms: ['sha256'], priority: 0 })],
-    ['priority as a string', () => ({ source: source(), algorithms: ['sha256'], priority: 'high' })],
-    ['customization not hex', () => ({ source: source(), algorithms: ['sha256'], customization: 'xyz' })],
-    ['expected not an object', () => ({ source: source(), algorithms: ['sha256'], expected: 'abc' })],
+    [
+      'priority as a string',
+      () => ({ source: source(), algorithms: ['sha256'], priority: 'high' }),
+    ],
+    [
+      'customization not hex',
+      () => ({ source: source(), algorithms: ['sha256'], customization: 'xyz' }),
+    ],
+    [
+      'expected not an object',
+      () => ({ source: source(), algorithms: ['sha256'], expected: 'abc' }),
+    ],
     ['unknown field', () => ({ source: source(), algorithms: ['sha256'], color: 'blue' })],
     ['body is an array', () => [{ source: source(), algorithms: ['sha256'] }]],
   ])('%s → 400 VALIDATION_FAILED', async (_name, body) => {
@@ -104,7 +125,11 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   });
 
   it('outputLength on a non-XOF → 400 OUTPUT_LENGTH_NOT_SUPPORTED', async () => {
-    const res = await post({ source: source(), algorithms: [xof.name, fixed.name], outputLength: 64 });
+    const res = await post({
+      source: source(),
+      algorithms: [xof.name, fixed.name],
+      outputLength: 64,
+    });
     await expectError(res, 400, 'OUTPUT_LENGTH_NOT_SUPPORTED');
     expect(res.body.error.details.algorithms).toEqual([fixed.name]);
   });
@@ -116,7 +141,11 @@ describe('POST /v1/jobs bad input (e2e)', () => {
 
   it('customization on a customizable algorithm is accepted', async () => {
     expect(customizable).toBeDefined();
-    const res = await post({ source: source(), algorithms: [customizable.name], customization: '6869' });
+    const res = await post({
+      source: source(),
+      algorithms: [customizable.name],
+      customization: '6869',
+    });
     expect(res.status).toBe(202);
     expect(res.body.options.customization).toBe('6869');
     await db.query('DELETE FROM jobs');
@@ -150,7 +179,10 @@ describe('POST /v1/jobs bad input (e2e)', () => {
 
   it.each([
     ['a file outside the roots', () => join(outside, 'secret.txt')],
-    ['a path with .. leading out', () => `${env.fileRoot}/../${outside.split('/').pop()}/secret.txt`],
+    [
+      'a path with .. leading out',
+      () => `${env.fileRoot}/../${outside.split('/').pop()}/secret.txt`,
+    ],
     ['a symlink inside a root pointing out of it', () => join(env.fileRoot, 'link-out')],
     ['/etc/passwd', () => '/etc/passwd'],
   ])('%s → 403 PATH_OUTSIDE_ROOTS', async (_name, path) => {
@@ -159,24 +191,39 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   });
 
   it('a file:// URL outside the roots → 403 PATH_OUTSIDE_ROOTS', async () => {
-    const res = await post({ source: `file://${join(outside, 'secret.txt')}`, algorithms: ['sha256'] });
+    const res = await post({
+      source: `file://${join(outside, 'secret.txt')}`,
+      algorithms: ['sha256'],
+    });
     await expectError(res, 403, 'PATH_OUTSIDE_ROOTS');
   });
 
   it('a missing file → 422 SOURCE_NOT_FOUND', async () => {
-    const res = await post({ source: { type: 'file', path: join(env.fileRoot, 'nope.bin') }, algorithms: ['sha256'] });
+    const res = await post({
+      source: { type: 'file', path: join(env.fileRoot, 'nope.bin') },
+      algorithms: ['sha256'],
+    });
     await expectError(res, 422, 'SOURCE_NOT_FOUND');
-    const url = await post({ source: `file://${join(env.fileRoot, 'nope.bin')}`, algorithms: ['sha256'] });
+    const url = await post({
+      source: `file://${join(env.fileRoot, 'nope.bin')}`,
+      algorithms: ['sha256'],
+    });
     await expectError(url, 422, 'SOURCE_NOT_FOUND');
   });
 
   it('a folder → 422 NOT_A_REGULAR_FILE', async () => {
-    const res = await post({ source: { type: 'file', path: join(env.fileRoot, 'folder') }, algorithms: ['sha256'] });
+    const res = await post({
+      source: { type: 'file', path: join(env.fileRoot, 'folder') },
+      algorithms: ['sha256'],
+    });
     await expectError(res, 422, 'NOT_A_REGULAR_FILE');
   });
 
   it('a symlink to a file inside the roots is accepted and stored as its target', async () => {
-    const res = await post({ source: { type: 'file', path: join(env.fileRoot, 'link-in') }, algorithms: ['sha256'] });
+    const res = await post({
+      source: { type: 'file', path: join(env.fileRoot, 'link-in') },
+      algorithms: ['sha256'],
+    });
     expect(res.status).toBe(202);
     expect(res.body.source.path).toBe(file);
     expect(res.body.progress.totalBytes).toBe(100);
@@ -204,12 +251,19 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   });
 
   it('a body over 100 kB → 413 PAYLOAD_TOO_LARGE', async () => {
-    const res = await post({ source: source(), algorithms: ['sha256'], padding: 'x'.repeat(200 * 1024) });
+    const res = await post({
+      source: source(),
+      algorithms: ['sha256'],
+      padding: 'x'.repeat(200 * 1024),
+    });
     await expectError(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 
   it('a body that is not JSON → 400 VALIDATION_FAILED (nothing parsed, fields missing)', async () => {
-    const res = await request(app.getHttpServer()).post('/v1/jobs').set('Content-Type', 'text/plain').send('sha256 please');
+    const res = await request(app.getHttpServer())
+      .post('/v1/jobs')
+      .set('Content-Type', 'text/plain')
+      .send('sha256 please');
     await expectError(res, 400, 'VALIDATION_FAILED');
   });
 

@@ -6,21 +6,21 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { INestApplication } from '@nestjs/common';
+import { benchmarkQueueName } from '@hashq/bench';
+import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
+import { DatabaseModule } from '@hashq/database';
+import { redisOptions } from '@hashq/jobs';
 import { BullModule } from '@nestjs/bullmq';
-import { Queue } from 'bullmq';
+import type { INestApplication } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { Queue } from 'bullmq';
 import { Client } from 'pg';
 import pino from 'pino';
 import request from 'supertest';
 
-import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
-import { DatabaseModule } from '@hashq/database';
-import { benchmarkQueueName } from '@hashq/bench';
-import { redisOptions } from '@hashq/jobs';
 import { BenchmarkModule } from '../apps/worker/src/benchmark/benchmark.module';
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 
 const ALGORITHMS = ['sha256', 'ascon-hash256', 'crc32c'];
 const LENGTHS = [8, 64, 576];
@@ -30,7 +30,11 @@ const WORKER_TIMEOUT_SECONDS = 3;
 async function startWorker(env: TestEnv): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({
     imports: [
-      HashqConfigModule.forRoot({ name: 'worker', env: env.env, logger: pino({ level: 'silent' }) }),
+      HashqConfigModule.forRoot({
+        name: 'worker',
+        env: env.env,
+        logger: pino({ level: 'silent' }),
+      }),
       DatabaseModule,
       BullModule.forRootAsync({
         inject: [HASHQ_CONFIG],
@@ -44,6 +48,17 @@ async function startWorker(env: TestEnv): Promise<TestingModule> {
   }).compile();
   await moduleRef.init();
   return moduleRef;
+}
+
+/** GET /v1/benchmarks/:id as far as these tests read it (run: the report of a finished run). */
+interface RunBody {
+  status: string;
+  cpuModel: string | null;
+  errorCode: string | null;
+  run: {
+    machine: { arch: string; counter: string; counterHz: number };
+    series: Array<{ provider: string; algorithm: string }>;
+  };
 }
 
 describe('benchmarks API → queue → worker → PostgreSQL → report', () => {
@@ -68,7 +83,7 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     await env?.cleanup();
   });
 
-  async function finished(id: string): Promise<Record<string, any>> {
+  async function finished(id: string): Promise<RunBody> {
     for (let i = 0; i < 600; i++) {
       const res = await http().get(`/v1/benchmarks/${id}`).expect(200);
       if (res.body.status === 'succeeded' || res.body.status === 'failed') return res.body;
@@ -97,9 +112,14 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     expect(run.run.machine).toMatchObject({ arch: process.arch, counter: expect.any(String) });
     expect(run.run.machine.counterHz).toBeGreaterThan(0);
     const ours = run.run.series.filter((s: { provider: string }) => s.provider === 'hashq');
-    expect(ours.map((s: { algorithm: string }) => s.algorithm).sort()).toEqual([...ALGORITHMS].sort());
+    expect(ours.map((s: { algorithm: string }) => s.algorithm).sort()).toEqual(
+      [...ALGORITHMS].sort(),
+    );
 
-    const client = new Client({ connectionString: env.databaseUrl, options: `-c search_path=${env.schema}` });
+    const client = new Client({
+      connectionString: env.databaseUrl,
+      options: `-c search_path=${env.schema}`,
+    });
     await client.connect();
     try {
       const { rows } = await client.query(
@@ -109,7 +129,9 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
       // every series: one row per length plus the long-message slope (length NULL)
       expect(rows).toHaveLength(run.run.series.length * (LENGTHS.length + 1));
       for (const algorithm of ALGORITHMS) {
-        const lengths = rows.filter((r) => r.algorithm === algorithm && r.provider === 'hashq').map((r) => r.length);
+        const lengths = rows
+          .filter((r) => r.algorithm === algorithm && r.provider === 'hashq')
+          .map((r) => r.length);
         expect(lengths).toHaveLength(LENGTHS.length + 1);
         expect(new Set(lengths)).toEqual(new Set([...LENGTHS, null]));
       }
@@ -120,7 +142,10 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
   });
 
   it('serves the HTML report: a row per algorithm, an SVG series per algorithm, the machine block', async () => {
-    const res = await http().get(`/v1/benchmarks/${first}/report`).expect(200).expect('content-type', /text\/html/);
+    const res = await http()
+      .get(`/v1/benchmarks/${first}/report`)
+      .expect(200)
+      .expect('content-type', /text\/html/);
     const html = res.text;
     expect(html).not.toMatch(/<script/i);
     const svgs = html.match(/<svg[^>]*>[\s\S]*?<\/svg>/g) ?? [];
@@ -141,7 +166,9 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     second = await quickRun();
     expect((await finished(second)).status).toBe('succeeded');
     const list = await http().get('/v1/benchmarks').expect(200);
-    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining([first, second]));
+    expect(list.body.items.map((r: { id: string }) => r.id)).toEqual(
+      expect.arrayContaining([first, second]),
+    );
     const res = await http().get(`/v1/benchmarks/${second}/report?compare=${first}`).expect(200);
     expect(res.text).toContain('hashq benchmark comparison');
     expect(res.text).toContain(first);
@@ -165,10 +192,18 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
       const res = await http().post('/v1/benchmarks').send(body).expect(400);
       expect(res.body.error.code).toBe('VALIDATION_FAILED');
     }
-    const unknown = await http().post('/v1/benchmarks').send({ algorithms: ['md6'] }).expect(400);
+    const unknown = await http()
+      .post('/v1/benchmarks')
+      .send({ algorithms: ['md6'] })
+      .expect(400);
     expect(unknown.body.error.code).toBe('UNKNOWN_ALGORITHM');
-    expect((await http().get('/v1/benchmarks/not-a-uuid').expect(400)).body.error.code).toBe('INVALID_ID');
-    expect((await http().get('/v1/benchmarks/00000000-0000-4000-8000-000000000000').expect(404)).body.error.code).toBe('BENCHMARK_NOT_FOUND');
+    expect((await http().get('/v1/benchmarks/not-a-uuid').expect(400)).body.error.code).toBe(
+      'INVALID_ID',
+    );
+    expect(
+      (await http().get('/v1/benchmarks/00000000-0000-4000-8000-000000000000').expect(404)).body
+        .error.code,
+    ).toBe('BENCHMARK_NOT_FOUND');
   });
 
   it('refuses a run for an architecture no worker serves: 422 BENCHMARK_NO_WORKER, nothing recorded', async () => {
@@ -185,7 +220,10 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     const queued: string[] = [];
 
     beforeAll(async () => {
-      queue = new Queue(benchmarkQueueName(), { connection: { url: env.redisUrl }, prefix: env.queuePrefix });
+      queue = new Queue(benchmarkQueueName(), {
+        connection: { url: env.redisUrl },
+        prefix: env.queuePrefix,
+      });
       await queue.pause();
     });
 
@@ -195,20 +233,27 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
       // all at once: the count and the insert are one critical section, so exactly MAX_ACTIVE get in
       const answers = await Promise.all(
         Array.from({ length: MAX_ACTIVE + 3 }, () =>
-          http().post('/v1/benchmarks').send({ quick: true, algorithms: ['sha256'] }),
+          http()
+            .post('/v1/benchmarks')
+            .send({ quick: true, algorithms: ['sha256'] }),
         ),
       );
       const accepted = answers.filter((res) => res.status === 202);
       const refused = answers.filter((res) => res.status === 429);
       expect([accepted.length, refused.length]).toEqual([MAX_ACTIVE, 3]);
       for (const res of refused) {
-        expect(res.body.error).toMatchObject({ code: 'BENCHMARK_LIMIT_REACHED', details: { maxActive: MAX_ACTIVE } });
+        expect(res.body.error).toMatchObject({
+          code: 'BENCHMARK_LIMIT_REACHED',
+          details: { maxActive: MAX_ACTIVE },
+        });
       }
       queued.push(...accepted.map((res) => res.body.id as string));
     });
 
     it('answers 409 for the report of a run that has not finished', async () => {
-      expect((await http().get(`/v1/benchmarks/${queued[0]}`).expect(200)).body.status).toBe('queued');
+      expect((await http().get(`/v1/benchmarks/${queued[0]}`).expect(200)).body.status).toBe(
+        'queued',
+      );
       const report = await http().get(`/v1/benchmarks/${queued[0]}/report`).expect(409);
       expect(report.body.error.code).toBe('BENCHMARK_NOT_FINISHED');
     });
@@ -217,15 +262,22 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
       await worker!.close(); // it stops reporting
       worker = undefined;
       for (const id of queued) {
-        let run: Record<string, any> = {};
+        let run: Partial<RunBody> = {};
         for (let i = 0; i < 150 && run.status !== 'failed'; i++) {
           run = (await http().get(`/v1/benchmarks/${id}`).expect(200)).body;
           if (run.status !== 'failed') await sleep(200);
         }
-        const expired = { status: 'failed', errorCode: 'BENCHMARK_NO_WORKER', finishedAt: expect.any(String) };
+        const expired = {
+          status: 'failed',
+          errorCode: 'BENCHMARK_NO_WORKER',
+          finishedAt: expect.any(String),
+        };
         expect(run).toMatchObject(expired);
       }
-      const res = await http().post('/v1/benchmarks').send({ quick: true, algorithms: ['sha256'] }).expect(422);
+      const res = await http()
+        .post('/v1/benchmarks')
+        .send({ quick: true, algorithms: ['sha256'] })
+        .expect(422);
       expect(res.body.error.code).toBe('BENCHMARK_NO_WORKER');
     });
   });

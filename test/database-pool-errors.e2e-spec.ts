@@ -10,20 +10,24 @@ import { EventEmitter } from 'node:events';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+
+import { HashqConfigModule } from '@hashq/config';
+import { DatabaseModule } from '@hashq/database';
 import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import pino from 'pino';
+import request from 'supertest';
 import type { DataSource } from 'typeorm';
-import { HashqConfigModule } from '@hashq/config';
-import { DatabaseModule } from '@hashq/database';
+
 import { createApiApp } from './helpers/api';
 import { createTestEnv, type TestEnv } from './helpers/env';
 
 /** pg-pool behind a TypeORM DataSource (connect() hands out a client as TypeORM's query runners get it). */
-type PgPool = EventEmitter & { connect(): Promise<EventEmitter & { release(err?: Error | boolean): void }> };
+type PgPool = EventEmitter & {
+  connect(): Promise<EventEmitter & { release(err?: Error | boolean): void }>;
+};
 const poolOf = (db: DataSource) => (db.driver as unknown as { master: PgPool }).master;
 
 describe('database pool errors', () => {
@@ -36,12 +40,20 @@ describe('database pool errors', () => {
     env = await createTestEnv();
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const text of chunk.toString('utf8').split('\n')) if (text) lines.push(JSON.parse(text));
+        for (const text of chunk.toString('utf8').split('\n'))
+          if (text) lines.push(JSON.parse(text));
         done();
       },
     });
     moduleRef = await Test.createTestingModule({
-      imports: [HashqConfigModule.forRoot({ name: 'test', env: env.env, logger: pino({ level: 'info' }, sink) }), DatabaseModule],
+      imports: [
+        HashqConfigModule.forRoot({
+          name: 'test',
+          env: env.env,
+          logger: pino({ level: 'info' }, sink),
+        }),
+        DatabaseModule,
+      ],
     }).compile();
     await moduleRef.init();
     admin = new Client({ connectionString: env.databaseUrl });
@@ -57,19 +69,28 @@ describe('database pool errors', () => {
   it('logs a terminated idle connection and keeps working', async () => {
     const db = moduleRef.get<DataSource>(getDataSourceToken());
     // three connections in the pool, idle once the queries are done
-    const pids = await Promise.all([0, 1, 2].map(async () => (await db.query('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)'))[0].pid as number));
-    const killed = await admin.query<{ ok: boolean }>('SELECT pg_terminate_backend(pid) AS ok FROM unnest($1::int[]) AS pid', [
-      [...new Set(pids)],
-    ]);
+    const pids = await Promise.all(
+      [0, 1, 2].map(
+        async () =>
+          (await db.query('SELECT pg_backend_pid() AS pid, pg_sleep(0.05)'))[0].pid as number,
+      ),
+    );
+    const killed = await admin.query<{ ok: boolean }>(
+      'SELECT pg_terminate_backend(pid) AS ok FROM unnest($1::int[]) AS pid',
+      [[...new Set(pids)]],
+    );
     expect(killed.rows.every((row) => row.ok)).toBe(true);
 
     const deadline = Date.now() + 10_000;
     const lost = () => lines.filter((line) => line.msg === 'postgres connection lost');
-    while (lost().length < new Set(pids).size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (lost().length < new Set(pids).size && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     expect(lost()).toHaveLength(new Set(pids).size);
     for (const line of lost()) {
       expect(line.level).toBe(40); // warn
-      expect((line.err as { message: string; code: string }).message).toMatch(/terminating connection due to administrator command/);
+      expect((line.err as { message: string; code: string }).message).toMatch(
+        /terminating connection due to administrator command/,
+      );
       expect((line.err as { code: string }).code).toBe('57P01'); // admin_shutdown (PostgreSQL error codes, appendix A)
       expect(JSON.stringify(line)).not.toContain(env.databaseUrl);
     }
@@ -105,7 +126,9 @@ describe('database pool errors in the API', () => {
     const client = await pool.connect();
     try {
       expect(client.listenerCount('error')).toBeGreaterThanOrEqual(1);
-      expect(() => client.emit('error', new Error('Connection terminated unexpectedly'))).not.toThrow();
+      expect(() =>
+        client.emit('error', new Error('Connection terminated unexpectedly')),
+      ).not.toThrow();
     } finally {
       client.release(true); // destroy it: it "failed"
     }
@@ -116,7 +139,10 @@ describe('database pool errors in the API', () => {
     await api.listen(0, '127.0.0.1');
     const http = request(await api.getUrl());
     await writeFile(join(env.fileRoot, 'a.bin'), 'abc');
-    const created = await http.post('/v1/jobs').send({ source: { type: 'file', path: join(env.fileRoot, 'a.bin') }, algorithms: ['sha256'] }).expect(202);
+    const created = await http
+      .post('/v1/jobs')
+      .send({ source: { type: 'file', path: join(env.fileRoot, 'a.bin') }, algorithms: ['sha256'] })
+      .expect(202);
     const id = created.body.id as string;
 
     // Hold every request's query inside PostgreSQL: the jobs table is locked by the test (from
@@ -125,11 +151,15 @@ describe('database pool errors in the API', () => {
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE');
-    const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const lockerPid = (await locker.query<{ pid: number }>('SELECT pg_backend_pid() AS pid'))
+      .rows[0].pid;
     const inFlight = [
       http.get('/v1/jobs'),
       http.get(`/v1/jobs/${id}`),
-      http.post('/v1/jobs').send({ source: { type: 'file', path: join(env.fileRoot, 'a.bin') }, algorithms: ['sha1'] }),
+      http.post('/v1/jobs').send({
+        source: { type: 'file', path: join(env.fileRoot, 'a.bin') },
+        algorithms: ['sha1'],
+      }),
     ].map((req) => req.then((res) => res));
     const waiting = async () =>
       (
@@ -139,7 +169,8 @@ describe('database pool errors in the API', () => {
         )
       ).rows[0].n;
     const deadline = Date.now() + 10_000;
-    while ((await waiting()) < inFlight.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((await waiting()) < inFlight.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await waiting()).toBe(inFlight.length);
 
     const killed = await admin.query<{ ok: boolean }>(
@@ -159,6 +190,9 @@ describe('database pool errors in the API', () => {
     const list = await http.get('/v1/jobs').expect(200);
     expect(list.body.items.map((job: { id: string }) => job.id)).toContain(id);
     await http.get(`/v1/jobs/${id}`).expect(200);
-    await http.post('/v1/jobs').send({ source: { type: 'file', path: join(env.fileRoot, 'a.bin') }, algorithms: ['md5'] }).expect(202);
+    await http
+      .post('/v1/jobs')
+      .send({ source: { type: 'file', path: join(env.fileRoot, 'a.bin') }, algorithms: ['md5'] })
+      .expect(202);
   }, 30_000);
 });

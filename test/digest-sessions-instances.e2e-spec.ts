@@ -1,14 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { type AddressInfo, type Server, type Socket, connect, createServer } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 
 import { Client } from 'pg';
 
-import { type ApiProcess, answered, startApiProcess } from './helpers/api-process';
-import { type TestEnv, createTestEnv } from './helpers/env';
-import { fileDigest } from './helpers/worker-process';
+import { answered, type ApiProcess, startApiProcess } from './helpers/api-process';
+import { createTestEnv, type TestEnv } from './helpers/env';
 import { MiB, redirectingHttpStack, seededStream, sessionMetadata, tusUpload } from './helpers/tus';
+import { fileDigest } from './helpers/worker-process';
 
 const RETRIES = [0, 300, 600, 1000, 2000, 3000, 5000, 8000];
 
@@ -16,7 +16,10 @@ const RETRIES = [0, 300, 600, 1000, 2000, 3000, 5000, 8000];
  * A TCP proxy in front of an API instance that forwards the client's first `limit` bytes and then
  * holds the rest: the instance is left mid-PATCH, with part of the body received, by construction.
  */
-async function holdingProxy(targetPort: number, limit: number): Promise<{ url: string; close(): Promise<void> }> {
+async function holdingProxy(
+  targetPort: number,
+  limit: number,
+): Promise<{ url: string; close(): Promise<void> }> {
   let forwarded = 0;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -78,7 +81,8 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     const path = join(env.fileRoot, name);
     const handle = await open(path, 'w');
     try {
-      for await (const piece of seededStream(size, name, []).stream) await handle.write(piece as Buffer);
+      for await (const piece of seededStream(size, name, []).stream)
+        await handle.write(piece as Buffer);
     } finally {
       await handle.close();
     }
@@ -118,8 +122,13 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     });
 
     let held = 0;
-    for (const deadline = Date.now() + 60_000; held <= chunk + 4 * MiB; await new Promise((r) => setTimeout(r, 50))) {
-      if (Date.now() > deadline) throw new Error(`no checkpoint past ${chunk + 4 * MiB} within 60 s: ${held}`);
+    for (
+      const deadline = Date.now() + 60_000;
+      held <= chunk + 4 * MiB;
+      await new Promise((r) => setTimeout(r, 50))
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(`no checkpoint past ${chunk + 4 * MiB} within 60 s: ${held}`);
       held = Number((await sessionRow())?.upload_offset ?? 0);
     }
     first.process.kill('SIGKILL');
@@ -156,6 +165,10 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     for (const name of ['sha256', 'sha512', 'md5'])
       expect([name, session.digests[name].hex]).toEqual([name, await fileDigest(name, file)]);
     // POST on a, then 13 PATCHes alternating b, a, b, …
-    expect([answered(a, 'POST', 201), answered(a, 'PATCH', 204), answered(b, 'PATCH', 204)]).toEqual([1, 6, 7]);
+    expect([
+      answered(a, 'POST', 201),
+      answered(a, 'PATCH', 204),
+      answered(b, 'PATCH', 204),
+    ]).toEqual([1, 6, 7]);
   }, 120_000);
 });

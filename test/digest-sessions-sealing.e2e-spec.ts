@@ -8,19 +8,18 @@
  */
 import { randomBytes } from 'node:crypto';
 
+import { readSealedHeader, sessionStateBinding, StateSealer } from '@hashq/crypto';
+import { dataSourceOptions, runMigrations } from '@hashq/database';
+import { createHasher } from '@hashq/native';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { createHasher } from '@hashq/native';
-
-import { readSealedHeader, sessionStateBinding, StateSealer } from '@hashq/crypto';
-import { dataSourceOptions, runMigrations } from '@hashq/database';
 
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv } from './helpers/env';
 import { PlaintextScan } from './helpers/plaintext-scan';
-import { MiB, TUS, nodeDigest } from './helpers/tus';
+import { MiB, nodeDigest, TUS } from './helpers/tus';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
@@ -52,7 +51,10 @@ class SessionsEnv {
     const created = await this.http()
       .post('/v1/digest-sessions')
       .set(TUS)
-      .set({ 'Upload-Length': String(data.length), 'Upload-Metadata': `algorithms ${b64(algorithms.join(','))}` })
+      .set({
+        'Upload-Length': String(data.length),
+        'Upload-Metadata': `algorithms ${b64(algorithms.join(','))}`,
+      })
       .expect(201);
     const id = created.headers.location.split('/').pop()!;
     if (offset > 0) await this.patch(id, 0, data.subarray(0, offset)).expect(204);
@@ -68,7 +70,8 @@ class SessionsEnv {
   }
 
   async states(id: string): Promise<Buffer[] | null> {
-    return (await this.db.query('SELECT states FROM digest_sessions WHERE id = $1', [id])).rows[0].states;
+    return (await this.db.query('SELECT states FROM digest_sessions WHERE id = $1', [id])).rows[0]
+      .states;
   }
 }
 
@@ -89,10 +92,19 @@ describe('digest-session states sealed at rest (e2e, real PostgreSQL)', () => {
   /** The PATCH was refused with STATE_INVALID, and the session ended failed, states and digests gone. */
   const expectRefused = async (id: string, offset: number, rest: Buffer, message: RegExp) => {
     const res = await s.patch(id, offset, rest);
-    expect([res.status, res.headers['tus-resumable'], res.body.error?.code]).toEqual([422, '1.0.0', 'STATE_INVALID']);
+    expect([res.status, res.headers['tus-resumable'], res.body.error?.code]).toEqual([
+      422,
+      '1.0.0',
+      'STATE_INVALID',
+    ]);
     expect(res.body.error.message).toMatch(message);
     const session = (await s.http().get(`/v1/digest-sessions/${id}`).expect(200)).body;
-    expect(session).toMatchObject({ status: 'failed', offset, digests: null, error: { code: 'STATE_INVALID' } });
+    expect(session).toMatchObject({
+      status: 'failed',
+      offset,
+      digests: null,
+      error: { code: 'STATE_INVALID' },
+    });
     expect(await s.states(id)).toBeNull();
     const again = await s.patch(id, offset, rest);
     expect([again.status, again.body.error?.code]).toEqual([422, 'STATE_INVALID']);
@@ -124,11 +136,23 @@ describe('digest-session states sealed at rest (e2e, real PostgreSQL)', () => {
 
     const elsewhere = /does not authenticate .* session [0-9a-f-]{36}, sha256, offset 1000/;
     await expectRefused(ids.moved, 1000, moved.subarray(1000), elsewhere);
-    await expectRefused(ids.replayed, 2000, replayed.subarray(2000), /does not authenticate .* sha256, offset 2000/);
-    await expectRefused(ids.flipped, 1000, flipped.subarray(1000), /does not authenticate .* md5, offset 1000/);
+    await expectRefused(
+      ids.replayed,
+      2000,
+      replayed.subarray(2000),
+      /does not authenticate .* sha256, offset 2000/,
+    );
+    await expectRefused(
+      ids.flipped,
+      1000,
+      flipped.subarray(1000),
+      /does not authenticate .* md5, offset 1000/,
+    );
 
     const last = await s.patch(ids.a, 1000, a.subarray(1000)).expect(204);
-    expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', a)}", md5="${nodeDigest('md5', a)}"`);
+    expect(last.headers['hashq-digest']).toBe(
+      `sha256="${nodeDigest('sha256', a)}", md5="${nodeDigest('md5', a)}"`,
+    );
   });
 
   it('leaves no plaintext input in the database mid-upload; a plaintext state is refused', async () => {
@@ -149,8 +173,15 @@ describe('digest-session states sealed at rest (e2e, real PostgreSQL)', () => {
 
     // The search would see these states unsealed: plant them and dump again.
     const plaintext = plaintextStates(algorithms, data.subarray(0, offset));
-    expect(plaintext.map((state) => scan.found(state.toString('latin1')))).toEqual([true, true, true]);
-    await s.db.query(`UPDATE digest_sessions SET states = $2 WHERE id = $1`, [uploading, plaintext]);
+    expect(plaintext.map((state) => scan.found(state.toString('latin1')))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    await s.db.query(`UPDATE digest_sessions SET states = $2 WHERE id = $1`, [
+      uploading,
+      plaintext,
+    ]);
     expect(scan.found(await scan.dump(s.env.databaseUrl))).toBe(true);
     await expectRefused(uploading, offset, data.subarray(offset), /not a sealed state/);
     expect(scan.found(await scan.dump(s.env.databaseUrl))).toBe(false);

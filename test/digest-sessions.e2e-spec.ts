@@ -6,15 +6,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 
-import type { INestApplication } from '@nestjs/common';
 import { algorithms, createHasher, hash } from '@hashq/native';
+import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 import request from 'supertest';
 
 import { DigestSessionCleanup } from '../apps/api/src/digest-sessions/digest-session-cleanup.service';
 import { createApiApp } from './helpers/api';
-import { type TestEnv, createTestEnv } from './helpers/env';
-import { MiB, TUS, nodeDigest, seededStream, sessionMetadata, tusUpload } from './helpers/tus';
+import { createTestEnv, type TestEnv } from './helpers/env';
+import { MiB, nodeDigest, seededStream, sessionMetadata, TUS, tusUpload } from './helpers/tus';
 
 /** Our algorithms that Node's crypto also has: fixed-length ones, and the XOFs (at our default length). */
 const NODE_ALGORITHMS = algorithms()
@@ -58,30 +58,43 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const res = await http()
       .post('/v1/digest-sessions')
       .set(TUS)
-      .set(length === 'defer' ? { 'Upload-Defer-Length': '1' } : { 'Upload-Length': String(length) })
+      .set(
+        length === 'defer' ? { 'Upload-Defer-Length': '1' } : { 'Upload-Length': String(length) },
+      )
       .set('Upload-Metadata', metadata)
       .expect(201);
     expect(res.headers.location).toMatch(/^\/v1\/digest-sessions\/[0-9a-f-]{36}$/);
     return res.headers.location;
   };
 
-  const patch = (path: string, offset: number | string, body: Buffer, headers: Record<string, string> = {}) =>
+  const patch = (
+    path: string,
+    offset: number | string,
+    body: Buffer,
+    headers: Record<string, string> = {},
+  ) =>
     http()
       .patch(path)
       .set(TUS)
-      .set({ 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': String(offset), ...headers })
+      .set({
+        'Content-Type': 'application/offset+octet-stream',
+        'Upload-Offset': String(offset),
+        ...headers,
+      })
       .send(body);
 
   const row = async (path: string) =>
     (
-      await db.query('SELECT status, upload_offset, upload_length, states FROM digest_sessions WHERE id = $1', [
-        path.split('/').pop(),
-      ])
+      await db.query(
+        'SELECT status, upload_offset, upload_length, states FROM digest_sessions WHERE id = $1',
+        [path.split('/').pop()],
+      )
     ).rows[0];
 
   const expectError = (res: request.Response, status: number, code: string) => {
     expect([res.status, res.headers['tus-resumable']]).toEqual([status, '1.0.0']);
-    if (res.request.method !== 'HEAD') expect(res.body.error).toMatchObject({ code, message: expect.any(String) });
+    if (res.request.method !== 'HEAD')
+      expect(res.body.error).toMatchObject({ code, message: expect.any(String) });
   };
 
   it('answers OPTIONS with the version, extensions, checksum algorithms and maximum size', async () => {
@@ -117,45 +130,60 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     it.each([
       ['the fixed-length algorithms Node has', NODE_FIXED],
       ['the XOFs Node has, and crc64nvme', [...NODE_XOF, 'crc64nvme']],
-    ])("in 1 MiB PATCHes; the digests of %s equal Node's crypto (crc64nvme: our one-shot)", async (_what, names) => {
-      const { url, lastResponse } = await tusUpload(createReadStream(path), {
-        endpoint,
-        chunkSize: MiB,
-        metadata: sessionMetadata(names, { filename: 'upload.bin' }),
-      });
-      const session = (await request(url).get('')).body;
-      expect(session).toMatchObject({ status: 'succeeded', offset: size, length: size, error: null });
-      for (const name of names) {
-        const expected = name === 'crc64nvme' ? hash(name, data).toString('hex') : nodeDigest(name, data);
-        expect([name, session.digests[name].hex]).toEqual([name, expected]);
-        expect(session.digests[name].base64).toBe(Buffer.from(expected, 'hex').toString('base64'));
-      }
-      // the last answer (final PATCH, or the POST of an empty upload) carries them too
-      const listed = Object.fromEntries(
-        (lastResponse.getHeader('Hashq-Digest') ?? '')
-          .split(', ')
-          .map((member: string) => member.split('=').map((s) => s.replace(/"/g, ''))),
-      );
-      expect(listed).toEqual(Object.fromEntries(names.map((name) => [name, session.digests[name].hex])));
-      if (names.includes('sha256')) {
-        expect(lastResponse.getHeader('Repr-Digest')).toContain(
-          `sha-256=:${createHash('sha256').update(data).digest('base64')}:`,
+    ])(
+      "in 1 MiB PATCHes; the digests of %s equal Node's crypto (crc64nvme: our one-shot)",
+      async (_what, names) => {
+        const { url, lastResponse } = await tusUpload(createReadStream(path), {
+          endpoint,
+          chunkSize: MiB,
+          metadata: sessionMetadata(names, { filename: 'upload.bin' }),
+        });
+        const session = (await request(url).get('')).body;
+        expect(session).toMatchObject({
+          status: 'succeeded',
+          offset: size,
+          length: size,
+          error: null,
+        });
+        for (const name of names) {
+          const expected =
+            name === 'crc64nvme' ? hash(name, data).toString('hex') : nodeDigest(name, data);
+          expect([name, session.digests[name].hex]).toEqual([name, expected]);
+          expect(session.digests[name].base64).toBe(
+            Buffer.from(expected, 'hex').toString('base64'),
+          );
+        }
+        // the last answer (final PATCH, or the POST of an empty upload) carries them too
+        const listed = Object.fromEntries(
+          (lastResponse.getHeader('Hashq-Digest') ?? '')
+            .split(', ')
+            .map((member: string) => member.split('=').map((s) => s.replace(/"/g, ''))),
         );
-      }
-      const head = await request(url).head('').set(TUS).expect(200);
-      expect(head.headers).toMatchObject({
-        'upload-offset': String(size),
-        'upload-length': String(size),
-        'cache-control': 'no-store',
-      });
-      expect(head.headers['upload-metadata']).toContain(`filename ${b64('upload.bin')}`);
-    });
+        expect(listed).toEqual(
+          Object.fromEntries(names.map((name) => [name, session.digests[name].hex])),
+        );
+        if (names.includes('sha256')) {
+          expect(lastResponse.getHeader('Repr-Digest')).toContain(
+            `sha-256=:${createHash('sha256').update(data).digest('base64')}:`,
+          );
+        }
+        const head = await request(url).head('').set(TUS).expect(200);
+        expect(head.headers).toMatchObject({
+          'upload-offset': String(size),
+          'upload-length': String(size),
+          'cache-control': 'no-store',
+        });
+        expect(head.headers['upload-metadata']).toContain(`filename ${b64('upload.bin')}`);
+      },
+    );
   });
 
   it('tus-js-client uploads 1 GiB (seeded stream, 16 MiB PATCHes): sha256, sha1, sha512, md5, crc64nvme', async () => {
     const names = ['sha256', 'sha1', 'sha512', 'md5'];
     const crc = createHasher('crc64nvme');
-    const source = seededStream(1024 * MiB, 'digest-sessions 1 GiB', names, (piece) => crc.update(piece));
+    const source = seededStream(1024 * MiB, 'digest-sessions 1 GiB', names, (piece) =>
+      crc.update(piece),
+    );
     const { url } = await tusUpload(source.stream, {
       endpoint,
       chunkSize: 16 * MiB,
@@ -165,7 +193,8 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const session = (await request(url).get('')).body;
     expect(session).toMatchObject({ status: 'succeeded', offset: 1024 * MiB });
     const oracle = source.digests();
-    for (const name of names) expect([name, session.digests[name].hex]).toEqual([name, oracle[name]]);
+    for (const name of names)
+      expect([name, session.digests[name].hex]).toEqual([name, oracle[name]]);
     expect(session.digests.crc64nvme.hex).toBe(crc.digest().toString('hex'));
   }, 300_000);
 
@@ -178,7 +207,11 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       metadata: sessionMetadata(['sha256']),
     });
     const session = (await request(url).get('')).body;
-    expect(session).toMatchObject({ status: 'succeeded', offset: 3 * MiB + 5, length: 3 * MiB + 5 });
+    expect(session).toMatchObject({
+      status: 'succeeded',
+      offset: 3 * MiB + 5,
+      length: 3 * MiB + 5,
+    });
     expect(session.digests.sha256.hex).toBe(source.digests().sha256);
   });
 
@@ -189,7 +222,9 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     expect(head.headers['upload-length']).toBeUndefined();
     const data = randomBytes(1000);
     await patch(path, 0, data.subarray(0, 600)).expect(204);
-    const last = await patch(path, 600, data.subarray(600), { 'Upload-Length': '1000' }).expect(204);
+    const last = await patch(path, 600, data.subarray(600), { 'Upload-Length': '1000' }).expect(
+      204,
+    );
     expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', data)}"`);
     // finished: an empty PATCH at the end gets the final answer again, one more byte is too many
     const again = await patch(path, 1000, Buffer.alloc(0)).expect(204);
@@ -207,9 +242,16 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const good = await create(['sha256'], data.length, { 'expected-sha256': right.toUpperCase() });
     await patch(good, 0, data).expect(204);
     const goodSession = (await http().get(good).expect(200)).body;
-    expect(goodSession).toMatchObject({ status: 'succeeded', error: null, options: { expected: { sha256: right } } });
+    expect(goodSession).toMatchObject({
+      status: 'succeeded',
+      error: null,
+      options: { expected: { sha256: right } },
+    });
     const shake = createHash('shake256', { outputLength: 64 }).update(data).digest('hex');
-    const xof = await create(['shake256', 'shake128'], data.length, { outputLength: '64', 'expected-shake256': shake });
+    const xof = await create(['shake256', 'shake128'], data.length, {
+      outputLength: '64',
+      'expected-shake256': shake,
+    });
     await patch(xof, 0, data).expect(204);
     const xofSession = (await http().get(xof).expect(200)).body;
     expect(xofSession).toMatchObject({
@@ -252,12 +294,18 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       400,
       'CHECKSUM_ALGORITHM_NOT_SUPPORTED',
     );
-    expectError(await patch(path, 1000, second, { 'Upload-Checksum': 'sha1' }), 400, 'INVALID_UPLOAD_CHECKSUM');
+    expectError(
+      await patch(path, 1000, second, { 'Upload-Checksum': 'sha1' }),
+      400,
+      'INVALID_UPLOAD_CHECKSUM',
+    );
     expect(await row(path)).toEqual(before);
 
     const crc = Buffer.alloc(4);
     crc.writeUInt32BE(crc32(second));
-    await patch(path, 1000, second, { 'Upload-Checksum': `crc32 ${crc.toString('base64')}` }).expect(204);
+    await patch(path, 1000, second, {
+      'Upload-Checksum': `crc32 ${crc.toString('base64')}`,
+    }).expect(204);
     const last = await patch(path, 2000, data.subarray(2000)).expect(204);
     expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', data)}"`);
   });
@@ -275,7 +323,11 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       'UNSUPPORTED_MEDIA_TYPE',
     );
     expectError(
-      await http().patch(path).set(TUS).set('Content-Type', 'application/offset+octet-stream').send(data),
+      await http()
+        .patch(path)
+        .set(TUS)
+        .set('Content-Type', 'application/offset+octet-stream')
+        .send(data),
       400,
       'INVALID_UPLOAD_OFFSET',
     );
@@ -300,7 +352,11 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRequest(`${endpoint}/${path.split('/').pop()}`, {
         method: 'PATCH',
-        headers: { ...TUS, 'Content-Type': 'application/offset+octet-stream', 'Upload-Offset': '1024' },
+        headers: {
+          ...TUS,
+          'Content-Type': 'application/offset+octet-stream',
+          'Upload-Offset': '1024',
+        },
       });
       req.on('response', (res) => {
         let body = '';
@@ -311,7 +367,10 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       req.write(data.subarray(1024));
       req.end(randomBytes(10));
     });
-    expect([chunked.status, JSON.parse(chunked.body).error.code]).toEqual([413, 'UPLOAD_TOO_LARGE']);
+    expect([chunked.status, JSON.parse(chunked.body).error.code]).toEqual([
+      413,
+      'UPLOAD_TOO_LARGE',
+    ]);
     expect(await row(path)).toEqual(before);
 
     const last = await patch(path, 1024, data.subarray(1024)).expect(204);
@@ -321,9 +380,14 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
   });
 
   it('refuses bad creations with typed errors', async () => {
-    const post = (headers: Record<string, string>) => http().post('/v1/digest-sessions').set(headers);
+    const post = (headers: Record<string, string>) =>
+      http().post('/v1/digest-sessions').set(headers);
     const metadata = `algorithms ${b64('sha256')}`;
-    expectError(await post({ 'Upload-Length': '10', 'Upload-Metadata': metadata }), 412, 'UNSUPPORTED_TUS_VERSION');
+    expectError(
+      await post({ 'Upload-Length': '10', 'Upload-Metadata': metadata }),
+      412,
+      'UNSUPPORTED_TUS_VERSION',
+    );
     expectError(await post({ ...TUS, 'Upload-Metadata': metadata }), 400, 'INVALID_UPLOAD_LENGTH');
     expectError(
       await post({ ...TUS, 'Upload-Length': '-5', 'Upload-Metadata': metadata }),
@@ -331,12 +395,21 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       'INVALID_UPLOAD_LENGTH',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': '10', 'Upload-Defer-Length': '1', 'Upload-Metadata': metadata }),
+      await post({
+        ...TUS,
+        'Upload-Length': '10',
+        'Upload-Defer-Length': '1',
+        'Upload-Metadata': metadata,
+      }),
       400,
       'INVALID_UPLOAD_LENGTH',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': String(4 * 1024 * MiB + 1), 'Upload-Metadata': metadata }),
+      await post({
+        ...TUS,
+        'Upload-Length': String(4 * 1024 * MiB + 1),
+        'Upload-Metadata': metadata,
+      }),
       413,
       'UPLOAD_TOO_LARGE',
     );
@@ -352,22 +425,38 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       'INVALID_UPLOAD_METADATA',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': '10', 'Upload-Metadata': `algorithms ${b64('sha256,sha0')}` }),
+      await post({
+        ...TUS,
+        'Upload-Length': '10',
+        'Upload-Metadata': `algorithms ${b64('sha256,sha0')}`,
+      }),
       400,
       'UNKNOWN_ALGORITHM',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': '10', 'Upload-Metadata': `algorithms ${b64('sha256,SHA256')}` }),
+      await post({
+        ...TUS,
+        'Upload-Length': '10',
+        'Upload-Metadata': `algorithms ${b64('sha256,SHA256')}`,
+      }),
       400,
       'DUPLICATE_ALGORITHM',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': '10', 'Upload-Metadata': `${metadata},outputLength ${b64('64')}` }),
+      await post({
+        ...TUS,
+        'Upload-Length': '10',
+        'Upload-Metadata': `${metadata},outputLength ${b64('64')}`,
+      }),
       400,
       'OUTPUT_LENGTH_NOT_SUPPORTED',
     );
     expectError(
-      await post({ ...TUS, 'Upload-Length': '10', 'Upload-Metadata': `${metadata},expected-sha256 ${b64('abc')}` }),
+      await post({
+        ...TUS,
+        'Upload-Length': '10',
+        'Upload-Metadata': `${metadata},expected-sha256 ${b64('abc')}`,
+      }),
       400,
       'INVALID_EXPECTED_DIGEST',
     );
@@ -377,9 +466,10 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
       400,
       'UPLOAD_METADATA_TOO_LARGE',
     );
-    expect((await db.query('SELECT count(*)::int AS n FROM digest_sessions WHERE upload_length = 10')).rows[0].n).toBe(
-      0,
-    );
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM digest_sessions WHERE upload_length = 10'))
+        .rows[0].n,
+    ).toBe(0);
   });
 
   it('answers 404 for an unknown session; DELETE ends one (204, then 404)', async () => {
@@ -405,9 +495,10 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const head = await http().head(path).set(TUS).expect(200);
     const expires = Date.parse(head.headers['upload-expires']);
     expect(expires).toBeGreaterThan(Date.now() + 86_000_000); // DIGEST_SESSION_EXPIRES_SECONDS default: one day
-    await db.query(`UPDATE digest_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, [
-      path.split('/').pop(),
-    ]);
+    await db.query(
+      `UPDATE digest_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [path.split('/').pop()],
+    );
     expectError(await http().head(path).set(TUS), 410, 'SESSION_EXPIRED');
     expectError(await http().get(path), 410, 'SESSION_EXPIRED');
     expectError(await patch(path, 5, Buffer.from('56789')), 410, 'SESSION_EXPIRED');
@@ -416,9 +507,10 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     await app.get(DigestSessionCleanup).sweep();
     expect(await row(path)).toMatchObject({ status: 'expired', states: null, upload_offset: '5' });
     expectError(await http().get(path), 410, 'SESSION_EXPIRED');
-    await db.query(`UPDATE digest_sessions SET expires_at = now() - interval '2 days' WHERE id = $1`, [
-      path.split('/').pop(),
-    ]);
+    await db.query(
+      `UPDATE digest_sessions SET expires_at = now() - interval '2 days' WHERE id = $1`,
+      [path.split('/').pop()],
+    );
     await app.get(DigestSessionCleanup).sweep();
     expect(await row(path)).toBeUndefined();
   });
@@ -483,6 +575,8 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     const winner = bodies[a.status === 204 ? 0 : 1];
     const rest = randomBytes(MiB);
     const last = await patch(path, 3 * MiB, rest).expect(204);
-    expect(last.headers['hashq-digest']).toBe(`sha256="${nodeDigest('sha256', Buffer.concat([winner, rest]))}"`);
+    expect(last.headers['hashq-digest']).toBe(
+      `sha256="${nodeDigest('sha256', Buffer.concat([winner, rest]))}"`,
+    );
   });
 });

@@ -12,8 +12,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
 import { deleteRedisKeys } from './helpers/env';
 import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
@@ -65,7 +67,10 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     await env.setUp();
-    api = await createApiApp({ ...env.env, env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1', MAX_JOB_ATTEMPTS: '2' } });
+    api = await createApiApp({
+      ...env.env,
+      env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1', MAX_JOB_ATTEMPTS: '2' },
+    });
   });
 
   afterAll(async () => {
@@ -78,12 +83,20 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
   it('ends the job ATTEMPTS_EXHAUSTED (checkpoint offset kept, states deleted) instead of a third run', async () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/loop.bin`;
     const http = request(api.getHttpServer());
-    const id = (await http.post('/v1/jobs').send({ source: url, algorithms: ['sha256'] }).expect(202)).body.id as string;
+    const id = (
+      await http
+        .post('/v1/jobs')
+        .send({ source: url, algorithms: ['sha256'] })
+        .expect(202)
+    ).body.id as string;
 
     let lastOffset = 0;
     for (let attempt = 1; attempt <= 2; attempt++) {
       const worker = env.startWorker(settings);
-      await worker.waitForLog((line) => line.jobId === id && isCheckpoint(lastOffset + 2 * MiB)(line), 60_000);
+      await worker.waitForLog(
+        (line) => line.jobId === id && isCheckpoint(lastOffset + 2 * MiB)(line),
+        60_000,
+      );
       worker.kill('SIGKILL');
       await worker.exited;
       await env.waitForWorkerSessionsGone();
@@ -97,7 +110,9 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
 
     const third = env.startWorker(settings);
     const done = await env.waitForJob(id, isFinished, third, 60_000);
-    await third.waitForLog((line) => line.jobId === id && line.msg === 'job failed: ATTEMPTS_EXHAUSTED');
+    await third.waitForLog(
+      (line) => line.jobId === id && line.msg === 'job failed: ATTEMPTS_EXHAUSTED',
+    );
     expect(done.status).toBe('failed');
     expect(done.error_code).toBe('ATTEMPTS_EXHAUSTED');
     expect(done.attempts).toBe(2); // the refused lease is not an attempt
@@ -111,7 +126,12 @@ describe('MAX_JOB_ATTEMPTS: a worker killed on every attempt', () => {
     const shown = await http.get(`/v1/jobs/${id}`).expect(200);
     expect(shown.body.status).toBe('failed');
     expect(shown.body.error.code).toBe('ATTEMPTS_EXHAUSTED');
-    expect(shown.body.error.details).toEqual({ attempts: 2, maxAttempts: 2, checkpointOffset: lastOffset, lastErrorCode: null });
+    expect(shown.body.error.details).toEqual({
+      attempts: 2,
+      maxAttempts: 2,
+      checkpointOffset: lastOffset,
+      lastErrorCode: null,
+    });
 
     // Nothing brings it back: the worker's reconciler rounds (RECONCILE_SECONDS=1) leave it alone.
     // BullMQ completes the job just after the worker's log line; until then it is active and locked,
@@ -153,27 +173,43 @@ describe('MAX_JOB_ATTEMPTS: the reconciler does not re-enqueue a job that used i
       );
     }
     // The capped one has a checkpoint on record: its offset must survive, its states must go.
-    await env.db.query(`UPDATE jobs SET checkpoint_offset = 1048576, bytes_done = 2097152 WHERE id = $1`, [capped]);
-    await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', '\\x0102')`, [capped]);
+    await env.db.query(
+      `UPDATE jobs SET checkpoint_offset = 1048576, bytes_done = 2097152 WHERE id = $1`,
+      [capped],
+    );
+    await env.db.query(
+      `INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', '\\x0102')`,
+      [capped],
+    );
     await deleteRedisKeys(env.env.redisUrl, env.env.queuePrefix);
 
     // The API's reconciler runs one round at start.
     const api = await createApiApp({ ...env.env, env: { ...env.env.env, MAX_JOB_ATTEMPTS: '3' } });
     try {
       const http = request(api.getHttpServer());
-      for (let i = 0; i < 100 && (await env.queue.getJob(below)) === undefined; i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 100 && (await env.queue.getJob(below)) === undefined; i++)
+        await new Promise((r) => setTimeout(r, 100));
       expect(await env.queue.getJob(below)).toBeDefined();
       expect(await env.queue.getJob(capped)).toBeUndefined();
       const shown = await http.get(`/v1/jobs/${capped}`).expect(200);
       expect([shown.body.status, shown.body.error?.code]).toEqual(['failed', 'ATTEMPTS_EXHAUSTED']);
-      expect(shown.body.error.details).toEqual({ attempts: 3, maxAttempts: 3, checkpointOffset: 1048576, lastErrorCode: null });
+      expect(shown.body.error.details).toEqual({
+        attempts: 3,
+        maxAttempts: 3,
+        checkpointOffset: 1048576,
+        lastErrorCode: null,
+      });
       const row = await env.job(capped);
       expect([row.fence, row.checkpoint_offset, row.bytes_done]).toEqual([4, 1048576, 1048576]);
       expect((await env.states(capped)).size).toBe(0);
 
       const worker = env.startWorker({ MAX_JOB_ATTEMPTS: '3' });
       const done = await env.waitForJob(below, isFinished, worker, 60_000);
-      expect([done.status, done.attempts, done.digests?.sha256.hex]).toEqual(['succeeded', 3, await fileDigest('sha256', path)]);
+      expect([done.status, done.attempts, done.digests?.sha256.hex]).toEqual([
+        'succeeded',
+        3,
+        await fileDigest('sha256', path),
+      ]);
       expect((await env.job(capped)).fence).toBe(4);
       await worker.stop();
     } finally {

@@ -12,7 +12,14 @@
  *   writing anything.
  */
 import { TcpProxy } from './helpers/tcp-proxy';
-import { fileDigest, isCheckpoint, MiB, WorkerTestEnv, type LogLine, type WorkerProcess } from './helpers/worker-process';
+import {
+  fileDigest,
+  isCheckpoint,
+  type LogLine,
+  MiB,
+  type WorkerProcess,
+  WorkerTestEnv,
+} from './helpers/worker-process';
 
 const SIZE_MIB = 256;
 const settings = {
@@ -23,15 +30,22 @@ const settings = {
 };
 const OUTAGE_MS = 4000;
 
-const retrying = (id: string) => (line: LogLine) => line.jobId === id && line.msg === 'database unavailable: retrying the write';
+const retrying = (id: string) => (line: LogLine) =>
+  line.jobId === id && line.msg === 'database unavailable: retrying the write';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A worker whose PostgreSQL connections go through a new proxy. */
-async function proxiedWorker(env: WorkerTestEnv, extra: Record<string, string> = {}): Promise<{ worker: WorkerProcess; proxy: TcpProxy }> {
+async function proxiedWorker(
+  env: WorkerTestEnv,
+  extra: Record<string, string> = {},
+): Promise<{ worker: WorkerProcess; proxy: TcpProxy }> {
   const target = new URL(env.env.databaseUrl);
   const proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
   await proxy.start();
-  const viaProxy = Object.assign(new URL(env.env.databaseUrl), { hostname: '127.0.0.1', port: String(proxy.port) }).toString();
+  const viaProxy = Object.assign(new URL(env.env.databaseUrl), {
+    hostname: '127.0.0.1',
+    port: String(proxy.port),
+  }).toString();
   return { worker: env.startWorker({ ...settings, DATABASE_URL: viaProxy, ...extra }), proxy };
 }
 
@@ -63,17 +77,28 @@ describe('durability: PostgreSQL outage mid-job', () => {
     expect(worker.lines.filter(retrying(id)).length).toBeGreaterThanOrEqual(2);
     await started.proxy.start(); // PostgreSQL is back, same port
 
-    const done = await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', worker, 120_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'queued' && job.status !== 'running',
+      worker,
+      120_000,
+    );
     expect(done.status).toBe('succeeded');
     expect(done.digests?.sha256.hex).toBe(expected);
     expect(done.total_bytes).toBe(SIZE_MIB * MiB);
     // Continued where it was, in the same attempt: no retry from the checkpoint, no byte read twice.
     expect([done.attempts, done.resumes, done.fence]).toEqual([1, 0, 1]);
     expect(done.bytes_read).toBe(done.total_bytes);
-    expect(worker.lines.some((line) => line.jobId === id && line.msg === 'database back: write committed')).toBe(true);
+    expect(
+      worker.lines.some(
+        (line) => line.jobId === id && line.msg === 'database back: write committed',
+      ),
+    ).toBe(true);
     // 'finished' is logged once the final write has returned: the row can be seen before the line.
     await worker.waitForLog((line) => line.jobId === id && line.msg === 'finished', 10_000);
-    expect(worker.lines.filter((line) => line.jobId === id && line.msg === 'finished')).toHaveLength(1);
+    expect(
+      worker.lines.filter((line) => line.jobId === id && line.msg === 'finished'),
+    ).toHaveLength(1);
     await worker.stop();
   });
 });
@@ -106,11 +131,20 @@ describe('durability: PostgreSQL outage and a lease taken over meanwhile', () =>
     const states = await env.states(id);
     await started.proxy.start();
 
-    await worker.waitForLog((line) => line.jobId === id && /lease lost/.test(String(line.msg)), 30_000);
+    await worker.waitForLog(
+      (line) => line.jobId === id && /lease lost/.test(String(line.msg)),
+      30_000,
+    );
     await sleep(500);
     const after = await env.job(id);
     expect(after.fence).toBe(taken.fence);
-    expect([after.status, after.checkpoint_offset, after.bytes_done, after.bytes_read, after.updated_at.getTime()]).toEqual([
+    expect([
+      after.status,
+      after.checkpoint_offset,
+      after.bytes_done,
+      after.bytes_read,
+      after.updated_at.getTime(),
+    ]).toEqual([
       'running',
       taken.checkpoint_offset,
       taken.bytes_done,

@@ -9,10 +9,11 @@
  * And a job whose BullMQ job ended 'failed' although PostgreSQL still calls it running (its
  * worker could not record the outcome) gets a fresh BullMQ job once its lease is dead.
  */
+import { HASH_QUEUE } from '@hashq/jobs';
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { HASH_QUEUE } from '@hashq/jobs';
-import { fileDigest, MiB, WorkerTestEnv, type LogLine } from './helpers/worker-process';
+
+import { fileDigest, type LogLine, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 const settings = {
   CHUNK_BYTES: String(1 * MiB),
@@ -74,9 +75,18 @@ describe('durability: the worker reconciles the queue with PostgreSQL (API not r
 
     const workers = [env.startWorker(settings), env.startWorker(settings)];
     for (const id of [...queued, deadLeased]) {
-      await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', workers[0], 120_000);
+      await env.waitForJob(
+        id,
+        (job) => job.status !== 'queued' && job.status !== 'running',
+        workers[0],
+        120_000,
+      );
     }
-    expect(workers.flatMap((worker) => worker.lines).some((line) => line.msg === 're-enqueued jobs missing from Redis')).toBe(true);
+    expect(
+      workers
+        .flatMap((worker) => worker.lines)
+        .some((line) => line.msg === 're-enqueued jobs missing from Redis'),
+    ).toBe(true);
 
     // Rounds have run (the others are done): the job with a live lease was not touched.
     const { rows } = await env.db.query<{ fence: string; owner: string; alive: boolean }>(
@@ -92,14 +102,22 @@ describe('durability: the worker reconciles the queue with PostgreSQL (API not r
       [aliveLeased],
     );
     expect(expired.rowCount).toBe(1);
-    const late = await env.waitForJob(aliveLeased, (job) => job.status !== 'queued' && job.status !== 'running', workers[1], 60_000);
+    const late = await env.waitForJob(
+      aliveLeased,
+      (job) => job.status !== 'queued' && job.status !== 'running',
+      workers[1],
+      60_000,
+    );
     expect(late.fence).toBeGreaterThanOrEqual(2);
 
     for (const [i, id] of ids.entries()) {
       const job = await env.job(id);
       expect([id, job.status, job.digests?.sha256.hex]).toEqual([id, 'succeeded', expected[i]]);
       // processed to completion once over both workers
-      expect([id, workers.flatMap((worker) => worker.lines).filter(finished(id)).length]).toEqual([id, 1]);
+      expect([id, workers.flatMap((worker) => worker.lines).filter(finished(id)).length]).toEqual([
+        id,
+        1,
+      ]);
     }
     await Promise.all(workers.map((worker) => worker.stop()));
   }, 180_000);
@@ -137,8 +155,17 @@ describe('durability: a BullMQ job that failed while PostgreSQL says running', (
     );
 
     const worker = env.startWorker(settings);
-    const done = await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', worker, 60_000);
-    expect([done.status, done.digests?.sha256.hex, done.fence]).toEqual(['succeeded', await fileDigest('sha256', path), 2]);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'queued' && job.status !== 'running',
+      worker,
+      60_000,
+    );
+    expect([done.status, done.digests?.sha256.hex, done.fence]).toEqual([
+      'succeeded',
+      await fileDigest('sha256', path),
+      2,
+    ]);
     expect(worker.lines.filter(finished(id))).toHaveLength(1);
     await worker.stop();
   }, 90_000);

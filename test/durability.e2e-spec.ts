@@ -8,13 +8,18 @@
  * - PostgreSQL loss: the worker's sessions are killed with pg_terminate_backend
  *   mid-job; the job still succeeds with the right digest.
  */
+import { JobQueueReconciler } from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import { Redis } from 'ioredis';
 
-import { JobQueueReconciler } from '@hashq/jobs';
-
 import { createApiApp } from './helpers/api';
-import { fileDigest, isCheckpoint, MiB, WorkerTestEnv, type LogLine } from './helpers/worker-process';
+import {
+  fileDigest,
+  isCheckpoint,
+  type LogLine,
+  MiB,
+  WorkerTestEnv,
+} from './helpers/worker-process';
 
 const settings = {
   CHUNK_BYTES: String(1 * MiB),
@@ -44,7 +49,10 @@ describe('durability: Redis loss', () => {
     for (const path of paths) ids.push(await env.submit(path, ['sha256', 'sha512']));
 
     const worker = env.startWorker({ ...settings, WORKER_CONCURRENCY: '2' });
-    await worker.waitForLog((line) => ids.includes(line.jobId as string) && isCheckpoint(4 * MiB)(line), 60_000);
+    await worker.waitForLog(
+      (line) => ids.includes(line.jobId as string) && isCheckpoint(4 * MiB)(line),
+      60_000,
+    );
     // Freeze the worker (SIGSTOP) while Redis is lost and PostgreSQL is read, so that what the test
     // asserts about the moment of the loss holds by construction, not by a race with the hashing
     // (it once failed in CI: 12 MiB jobs finished between the log line and the query, running = 0).
@@ -57,7 +65,13 @@ describe('durability: Redis loss', () => {
       try {
         let cursor = '0';
         do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.env.queuePrefix}:*`, 'COUNT', 1000);
+          const [next, keys] = await redis.scan(
+            cursor,
+            'MATCH',
+            `${env.env.queuePrefix}:*`,
+            'COUNT',
+            1000,
+          );
           if (keys.length > 0) deleted += await redis.del(...keys);
           cursor = next;
         } while (cursor !== '0');
@@ -81,7 +95,9 @@ describe('durability: Redis loss', () => {
     // BullMQ job again.
     api = await createApiApp(env.env);
     await api.get(JobQueueReconciler).reconcile();
-    const { rows: waiting } = await env.db.query<{ id: string }>(`SELECT id FROM jobs WHERE status = 'queued'`);
+    const { rows: waiting } = await env.db.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE status = 'queued'`,
+    );
     const missing: string[] = [];
     for (const { id } of waiting) {
       if (await env.queue.getJob(id)) continue;
@@ -92,7 +108,12 @@ describe('durability: Redis loss', () => {
     expect(waiting.length).toBeGreaterThanOrEqual(5); // still a real test: most had not started yet
 
     for (const id of ids) {
-      await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', worker, 120_000);
+      await env.waitForJob(
+        id,
+        (job) => job.status !== 'queued' && job.status !== 'running',
+        worker,
+        120_000,
+      );
     }
     for (const [i, id] of ids.entries()) {
       const job = await env.job(id);
@@ -123,7 +144,12 @@ describe('durability: PostgreSQL loss', () => {
       );
       expect(rows.filter((row) => row.killed).length).toBeGreaterThan(0);
     }
-    const done = await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', worker, 120_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'queued' && job.status !== 'running',
+      worker,
+      120_000,
+    );
     await worker.stop();
     expect(done.status).toBe('succeeded');
     expect(done.digests?.sha256.hex).toBe(expected);

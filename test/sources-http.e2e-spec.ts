@@ -11,8 +11,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
 import { isCheckpoint, type JobRow, MiB, WorkerTestEnv } from './helpers/worker-process';
 
@@ -43,7 +45,11 @@ describe('HTTP source through the API and real workers', () => {
     data = randomBytes(SIZE);
     const etag = `"${createHash('md5').update(data).digest('hex')}"`;
     server = createServer((req, res) => {
-      if (req.method === 'GET') gets.push({ range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
+      if (req.method === 'GET')
+        gets.push({
+          range: req.headers.range,
+          ifRange: req.headers['if-range'] as string | undefined,
+        });
       res.writeHead(200, { 'content-length': SIZE, etag }); // Range is never honoured
       if (req.method === 'HEAD') return void res.end();
       let at = 0;
@@ -52,7 +58,8 @@ describe('HTTP source through the API and real workers', () => {
           const piece = data.subarray(at, Math.min(SIZE, at + 256 * 1024));
           at += piece.length;
           const more = res.write(piece);
-          if (bytesPerSecond > 0) return void setTimeout(pump, Math.ceil((piece.length / bytesPerSecond) * 1000));
+          if (bytesPerSecond > 0)
+            return void setTimeout(pump, Math.ceil((piece.length / bytesPerSecond) * 1000));
           if (!more) return void res.once('drain', pump);
         }
         res.end();
@@ -88,14 +95,21 @@ describe('HTTP source through the API and real workers', () => {
         return void res.end();
       }
       const contentRange = `bytes ${start}-${end}/${data.length}`;
-      res.writeHead(206, { 'content-range': contentRange, 'content-length': end - start + 1, etag });
+      res.writeHead(206, {
+        'content-range': contentRange,
+        'content-length': end - start + 1,
+        etag,
+      });
       res.end(data.subarray(start, end + 1));
     });
     await new Promise<void>((resolve) => signed.listen(0, '127.0.0.1', resolve));
     signedBase = `http://127.0.0.1:${(signed.address() as AddressInfo).port}`;
     await env.setUp();
     // The API's allow list comes from the configuration it is given, like every setting.
-    api = await createApiApp({ ...env.env, env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' } });
+    api = await createApiApp({
+      ...env.env,
+      env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' },
+    });
   });
 
   afterAll(async () => {
@@ -109,26 +123,54 @@ describe('HTTP source through the API and real workers', () => {
 
   it('accepts http and s3 sources in both forms; refuses forbidden addresses and malformed ones', async () => {
     const http = request(api.getHttpServer());
-    const ok = await http.post('/v1/jobs').send({ source: `${base}/a`, algorithms: ['sha256'] }).expect(202);
+    const ok = await http
+      .post('/v1/jobs')
+      .send({ source: `${base}/a`, algorithms: ['sha256'] })
+      .expect(202);
     expect(ok.body.source).toEqual({ type: 'http', url: `${base}/a` });
-    const s3 = await http.post('/v1/jobs').send({ source: 's3://my-bucket/dir/key%20x.bin', algorithms: ['sha256'] }).expect(202);
+    const s3 = await http
+      .post('/v1/jobs')
+      .send({ source: 's3://my-bucket/dir/key%20x.bin', algorithms: ['sha256'] })
+      .expect(202);
     expect(s3.body.source).toEqual({ type: 's3', bucket: 'my-bucket', key: 'dir/key x.bin' });
     await http
       .post('/v1/jobs')
-      .send({ source: { type: 's3', bucket: 'my-bucket', key: 'k', versionId: 'v1' }, algorithms: ['md5'] })
+      .send({
+        source: { type: 's3', bucket: 'my-bucket', key: 'k', versionId: 'v1' },
+        algorithms: ['md5'],
+      })
       .expect(202);
     // Credentials in headers or the URL are stored for the worker but never shown.
     const secret = await http
       .post('/v1/jobs')
-      .send({ source: { type: 'http', url: `http://u:pw@127.0.0.1:1/x`, headers: { Authorization: 'Bearer t0ken' } }, algorithms: ['md5'] })
+      .send({
+        source: {
+          type: 'http',
+          url: `http://u:pw@127.0.0.1:1/x`,
+          headers: { Authorization: 'Bearer t0ken' },
+        },
+        algorithms: ['md5'],
+      })
       .expect(202);
-    expect(secret.body.source).toEqual({ type: 'http', url: 'http://u:***@127.0.0.1:1/x', headers: { Authorization: '***' } });
+    expect(secret.body.source).toEqual({
+      type: 'http',
+      url: 'http://u:***@127.0.0.1:1/x',
+      headers: { Authorization: '***' },
+    });
     const shown = await http.get(`/v1/jobs/${secret.body.id}`).expect(200);
     expect(JSON.stringify(shown.body)).not.toMatch(/t0ken|:pw@/);
     const stored = await env.db.query(`SELECT source FROM jobs WHERE id = $1`, [secret.body.id]);
     expect(stored.rows[0].source.headers).toEqual({ Authorization: 'Bearer t0ken' });
-    for (const url of ['http://10.0.0.1/x', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]/x', 'http://127.0.0.2/x']) {
-      const refused = await http.post('/v1/jobs').send({ source: url, algorithms: ['sha256'] }).expect(403);
+    for (const url of [
+      'http://10.0.0.1/x',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[::1]/x',
+      'http://127.0.0.2/x',
+    ]) {
+      const refused = await http
+        .post('/v1/jobs')
+        .send({ source: url, algorithms: ['sha256'] })
+        .expect(403);
       expect(refused.body.error.code).toBe('SOURCE_ADDRESS_FORBIDDEN');
     }
     for (const source of [
@@ -139,11 +181,16 @@ describe('HTTP source through the API and real workers', () => {
       { type: 's3', bucket: 'ok-bucket', key: 'k', extra: 1 },
       's3://only-bucket',
     ]) {
-      const bad = await http.post('/v1/jobs').send({ source, algorithms: ['sha256'] }).expect(400);
+      const bad = await http
+        .post('/v1/jobs')
+        .send({ source, algorithms: ['sha256'] })
+        .expect(400);
       expect(bad.body.error.code).toBe('INVALID_SOURCE');
     }
     // Keep the worker below to its own job: these were only about validation.
-    await env.db.query(`UPDATE jobs SET status = 'canceled', finished_at = now() WHERE status = 'queued'`);
+    await env.db.query(
+      `UPDATE jobs SET status = 'canceled', finished_at = now() WHERE status = 'queued'`,
+    );
   });
 
   it('a server that ignores Range: worker killed mid-body, the resumed job skips the hashed bytes, digest right', async () => {
@@ -164,7 +211,12 @@ describe('HTTP source through the API and real workers', () => {
     gets.length = 0;
     bytesPerSecond = 0;
     const second = env.startWorker(settings);
-    const done = await env.waitForJob(id, (job) => job.status !== 'queued' && job.status !== 'running', second, 60_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'queued' && job.status !== 'running',
+      second,
+      60_000,
+    );
     await second.stop();
     expect(done.status).toBe('succeeded');
     expect(done.digests?.sha256.hex).toBe(createHash('sha256').update(data).digest('hex'));
@@ -180,7 +232,10 @@ describe('HTTP source through the API and real workers', () => {
 
   describe('a URL signed for GET only (HEAD answered 403)', () => {
     const url = () => `${signedBase}/bucket/object.bin?X-Amz-Signature=0123abcd`;
-    const version = (data: Buffer) => ({ data, etag: `"${createHash('md5').update(data).digest('hex')}"` });
+    const version = (data: Buffer) => ({
+      data,
+      etag: `"${createHash('md5').update(data).digest('hex')}"`,
+    });
 
     async function run(): Promise<JobRow> {
       const submitted = await request(api.getHttpServer())

@@ -7,10 +7,17 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
-import { isCheckpoint, WorkerTestEnv, type JobRow, type WorkerProcess } from './helpers/worker-process';
+import {
+  isCheckpoint,
+  type JobRow,
+  type WorkerProcess,
+  WorkerTestEnv,
+} from './helpers/worker-process';
 
 const KiB = 1024;
 const MAX_BYTES = 1024 * KiB;
@@ -97,7 +104,10 @@ describe('HTTP sources that never end, crawl or stall', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     await env.setUp();
-    api = await createApiApp({ ...env.env, env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' } });
+    api = await createApiApp({
+      ...env.env,
+      env: { ...env.env.env, HASHQ_ALLOW_HOSTS: '127.0.0.1' },
+    });
   });
 
   afterAll(async () => {
@@ -132,7 +142,10 @@ describe('HTTP sources that never end, crawl or stall', () => {
   function closedWithin(record: Served, ms: number): Promise<void> {
     let timer: NodeJS.Timeout;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`connection for ${record.path} still open after ${ms} ms`)), ms);
+      timer = setTimeout(
+        () => reject(new Error(`connection for ${record.path} still open after ${ms} ms`)),
+        ms,
+      );
     });
     return Promise.race([record.closed, timeout]).finally(() => clearTimeout(timer));
   }
@@ -149,7 +162,10 @@ describe('HTTP sources that never end, crawl or stall', () => {
       const job = await env.waitForJob(id, ended, worker, 30_000);
       expect(job.status).toBe('failed');
       expect(job.error_code).toBe('SOURCE_TOO_SLOW');
-      expect(job.error_details).toMatchObject({ minBytesPerInterval: 16 * KiB, progressIntervalMs: 200 });
+      expect(job.error_details).toMatchObject({
+        minBytesPerInterval: 16 * KiB,
+        progressIntervalMs: 200,
+      });
       const record = await requestFor('/drip');
       expect(record.bytesSent).toBeGreaterThan(0); // it was dripping, not silent
       await closedWithin(record, 10_000);
@@ -186,7 +202,11 @@ describe('HTTP sources that never end, crawl or stall', () => {
       const id = await submit('/stall');
       await worker.waitForLog((line) => line.jobId === id && isCheckpoint(CHUNK)(line), 30_000);
       const record = await requestFor('/stall');
-      const running = await env.waitForJob(id, (job) => job.status === 'running' && job.checkpoint_offset > 0, worker);
+      const running = await env.waitForJob(
+        id,
+        (job) => job.status === 'running' && job.checkpoint_offset > 0,
+        worker,
+      );
 
       const cancel = await request(api.getHttpServer()).post(`/v1/jobs/${id}/cancel`).expect(202);
       expect(cancel.body.cancelRequested).toBe(true);

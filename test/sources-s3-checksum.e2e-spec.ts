@@ -15,6 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as zlib from 'node:zlib';
+
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -24,10 +25,11 @@ import {
 } from '@aws-sdk/client-s3';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+
 import { createApiApp } from './helpers/api';
-import { startS3LayoutProxy, type S3LayoutProxy } from './helpers/s3-layout-proxy';
+import { type S3LayoutProxy, startS3LayoutProxy } from './helpers/s3-layout-proxy';
 import { startS3Server, type TestS3Server } from './helpers/s3-server';
-import { isCheckpoint, MiB, WorkerTestEnv, type WorkerProcess } from './helpers/worker-process';
+import { isCheckpoint, MiB, type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
 const BUCKET = 'hashq-s3sum';
 
@@ -129,23 +131,37 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
 
   /** A real multipart upload (s3rver joins the parts and forgets them; the proxy remembers). */
   async function putMultipart(key: string, data: Buffer, sizes: number[]): Promise<string> {
-    const { UploadId } = await admin.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
+    const { UploadId } = await admin.send(
+      new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }),
+    );
     const parts = [];
     for (const [index, part] of split(data, sizes).entries()) {
       const out = await admin.send(
-        new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: index + 1, Body: part }),
+        new UploadPartCommand({
+          Bucket: BUCKET,
+          Key: key,
+          UploadId,
+          PartNumber: index + 1,
+          Body: part,
+        }),
       );
       parts.push({ PartNumber: index + 1, ETag: out.ETag });
     }
     const done = await admin.send(
-      new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+      new CompleteMultipartUploadCommand({
+        Bucket: BUCKET,
+        Key: key,
+        UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
     );
     return done.ETag!;
   }
 
   async function submit(body: Record<string, unknown>): Promise<JobBody> {
     const res = await http().post('/v1/jobs').send(body);
-    if (res.status !== 202) throw new Error(`submit answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (res.status !== 202)
+      throw new Error(`submit answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body as JobBody;
   }
 
@@ -154,7 +170,8 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
     for (;;) {
       const { body } = await http().get(`/v1/jobs/${id}`).expect(200);
       if (['succeeded', 'failed', 'canceled'].includes(body.status)) return body as JobBody;
-      if (Date.now() > deadline) throw new Error(`job ${id} not finished: ${JSON.stringify(body)}\n${worker?.tail()}`);
+      if (Date.now() > deadline)
+        throw new Error(`job ${id} not finished: ${JSON.stringify(body)}\n${worker?.tail()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
@@ -179,7 +196,10 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
     expect(job.s3Checksum).toBeNull(); // asked for, not there yet
     const done = await finished(job.id);
     expect(done.status).toBe('succeeded');
-    expect(done.digests?.sha256).toEqual({ hex: digest('sha256', data).toString('hex'), base64: digest('sha256', data).toString('base64') });
+    expect(done.digests?.sha256).toEqual({
+      hex: digest('sha256', data).toString('hex'),
+      base64: digest('sha256', data).toString('base64'),
+    });
     expect(done.s3Checksum).toEqual({
       sha256: {
         value: digest('sha256', data).toString('base64'),
@@ -188,7 +208,12 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
         verified: true,
         stored: digest('sha256', data).toString('base64'),
       },
-      sha1: { value: digest('sha1', data).toString('base64'), type: 'FULL_OBJECT', parts: null, verified: null },
+      sha1: {
+        value: digest('sha1', data).toString('base64'),
+        type: 'FULL_OBJECT',
+        parts: null,
+        verified: null,
+      },
       md5: {
         value: digest('md5', data).toString('hex'),
         type: 'FULL_OBJECT',
@@ -196,9 +221,19 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
         verified: true, // s3rver's ETag of a single PUT is the MD5
         stored: digest('md5', data).toString('hex'),
       },
-      crc32: { value: crc32(data).toString('base64'), type: 'FULL_OBJECT', parts: null, verified: null },
+      crc32: {
+        value: crc32(data).toString('base64'),
+        type: 'FULL_OBJECT',
+        parts: null,
+        verified: null,
+      },
       // No crc64nvme in node:crypto: the form is the base64 of the job's own digest.
-      crc64nvme: { value: done.digests?.crc64nvme.base64, type: 'FULL_OBJECT', parts: null, verified: null },
+      crc64nvme: {
+        value: done.digests?.crc64nvme.base64,
+        type: 'FULL_OBJECT',
+        parts: null,
+        verified: null,
+      },
     });
     expect(proxy.checksumHeads.get(`/${BUCKET}/single.bin`)).toBeGreaterThanOrEqual(1);
   });
@@ -211,7 +246,10 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
       etag,
       size: data.length,
       partSizes: sizes,
-      checksumHeaders: { 'x-amz-checksum-sha256': composite('sha256', data, sizes), 'x-amz-checksum-type': 'COMPOSITE' },
+      checksumHeaders: {
+        'x-amz-checksum-sha256': composite('sha256', data, sizes),
+        'x-amz-checksum-type': 'COMPOSITE',
+      },
     });
     ensureWorker();
     const job = await submit({
@@ -231,13 +269,34 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
       verified: true,
       stored: composite('sha256', data, sizes),
     });
-    expect(s3.sha1).toEqual({ value: composite('sha1', data, sizes), type: 'COMPOSITE', parts: 3, verified: null });
-    expect(s3.crc32).toEqual({ value: composite('crc32', data, sizes), type: 'COMPOSITE', parts: 3, verified: null });
+    expect(s3.sha1).toEqual({
+      value: composite('sha1', data, sizes),
+      type: 'COMPOSITE',
+      parts: 3,
+      verified: null,
+    });
+    expect(s3.crc32).toEqual({
+      value: composite('crc32', data, sizes),
+      type: 'COMPOSITE',
+      parts: 3,
+      verified: null,
+    });
     // s3rver's ETag of a completed upload is the MD5 of the whole: not the multipart form, so not comparable.
-    expect(s3.md5).toEqual({ value: multipartEtag(data, sizes), type: 'COMPOSITE', parts: 3, verified: null, stored: etag.replace(/"/g, '') });
+    expect(s3.md5).toEqual({
+      value: multipartEtag(data, sizes),
+      type: 'COMPOSITE',
+      parts: 3,
+      verified: null,
+      stored: etag.replace(/"/g, ''),
+    });
     expect(s3.crc32c).toMatchObject({ type: 'COMPOSITE', parts: 3, verified: null });
     expect(s3.crc32c.value).toMatch(/^[A-Za-z0-9+/]{6}==-3$/);
-    expect(s3.crc64nvme).toEqual({ value: done.digests?.crc64nvme.base64, type: 'FULL_OBJECT', parts: 3, verified: null });
+    expect(s3.crc64nvme).toEqual({
+      value: done.digests?.crc64nvme.base64,
+      type: 'FULL_OBJECT',
+      parts: 3,
+      verified: null,
+    });
     expect(proxy.partHeads.get(`/${BUCKET}/multi.bin`)).toBe(3);
   });
 
@@ -249,15 +308,33 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
       etag,
       size: data.length,
       partSizes: sizes,
-      checksumHeaders: { 'x-amz-checksum-crc32': crc32(data).toString('base64'), 'x-amz-checksum-type': 'FULL_OBJECT' },
+      checksumHeaders: {
+        'x-amz-checksum-crc32': crc32(data).toString('base64'),
+        'x-amz-checksum-type': 'FULL_OBJECT',
+      },
     });
     ensureWorker();
-    const job = await submit({ source: `s3://${BUCKET}/full-crc.bin`, algorithms: ['crc32', 'sha256'], s3Checksum: true });
+    const job = await submit({
+      source: `s3://${BUCKET}/full-crc.bin`,
+      algorithms: ['crc32', 'sha256'],
+      s3Checksum: true,
+    });
     const done = await finished(job.id);
     expect(done.status).toBe('succeeded');
     expect(done.s3Checksum).toEqual({
-      crc32: { value: crc32(data).toString('base64'), type: 'FULL_OBJECT', parts: 3, verified: true, stored: crc32(data).toString('base64') },
-      sha256: { value: composite('sha256', data, sizes), type: 'COMPOSITE', parts: 3, verified: null },
+      crc32: {
+        value: crc32(data).toString('base64'),
+        type: 'FULL_OBJECT',
+        parts: 3,
+        verified: true,
+        stored: crc32(data).toString('base64'),
+      },
+      sha256: {
+        value: composite('sha256', data, sizes),
+        type: 'COMPOSITE',
+        parts: 3,
+        verified: null,
+      },
     });
   });
 
@@ -275,23 +352,45 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
       checksumHeaders: { 'x-amz-checksum-sha256': stored, 'x-amz-checksum-type': 'COMPOSITE' },
     });
     ensureWorker();
-    const job = await submit({ source: `s3://${BUCKET}/corrupt.bin`, algorithms: ['sha256'], s3Checksum: true });
+    const job = await submit({
+      source: `s3://${BUCKET}/corrupt.bin`,
+      algorithms: ['sha256'],
+      s3Checksum: true,
+    });
     const done = await finished(job.id);
     expect(done.status).toBe('failed');
     expect(done.error?.code).toBe('S3_CHECKSUM_MISMATCH');
-    expect(done.error?.details).toEqual({ sha256: { stored, computed: composite('sha256', data, sizes), type: 'COMPOSITE' } });
+    expect(done.error?.details).toEqual({
+      sha256: { stored, computed: composite('sha256', data, sizes), type: 'COMPOSITE' },
+    });
     expect(done.digests?.sha256.hex).toBe(digest('sha256', data).toString('hex'));
-    expect(done.s3Checksum?.sha256).toMatchObject({ verified: false, stored, value: composite('sha256', data, sizes) });
+    expect(done.s3Checksum?.sha256).toMatchObject({
+      verified: false,
+      stored,
+      value: composite('sha256', data, sizes),
+    });
   });
 
   it('part sizes that do not add up to the object → SOURCE_UNSUPPORTED at once, no digest', async () => {
     const data = randomBytes(2 * MiB);
     const etag = await put('bad-layout.bin', data);
-    proxy.objects.set(`/${BUCKET}/bad-layout.bin`, { etag, size: data.length, partSizes: [MiB, MiB - 1] });
+    proxy.objects.set(`/${BUCKET}/bad-layout.bin`, {
+      etag,
+      size: data.length,
+      partSizes: [MiB, MiB - 1],
+    });
     ensureWorker();
-    const job = await submit({ source: `s3://${BUCKET}/bad-layout.bin`, algorithms: ['sha256'], s3Checksum: true });
+    const job = await submit({
+      source: `s3://${BUCKET}/bad-layout.bin`,
+      algorithms: ['sha256'],
+      s3Checksum: true,
+    });
     const done = await finished(job.id);
-    expect([done.status, done.error?.code, done.digests]).toEqual(['failed', 'SOURCE_UNSUPPORTED', null]);
+    expect([done.status, done.error?.code, done.digests]).toEqual([
+      'failed',
+      'SOURCE_UNSUPPORTED',
+      null,
+    ]);
     expect(done.error?.details).toMatchObject({ size: data.length, sum: 2 * MiB - 1 });
     expect(done.attempts).toBe(1); // permanent: no retry
   });
@@ -305,9 +404,16 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
       etag,
       size: data.length,
       partSizes: sizes,
-      checksumHeaders: { 'x-amz-checksum-sha1': composite('sha1', data, sizes), 'x-amz-checksum-type': 'COMPOSITE' },
+      checksumHeaders: {
+        'x-amz-checksum-sha1': composite('sha1', data, sizes),
+        'x-amz-checksum-type': 'COMPOSITE',
+      },
     });
-    const job = await submit({ source: `s3://${BUCKET}/resume.bin`, algorithms: ['sha1', 'md5', 'crc32'], s3Checksum: true });
+    const job = await submit({
+      source: `s3://${BUCKET}/resume.bin`,
+      algorithms: ['sha1', 'md5', 'crc32'],
+      s3Checksum: true,
+    });
 
     s3.bytesPerSecond = 12 * MiB; // slow enough to die in the middle
     const first = env.startWorker(remoteEnv);
@@ -334,8 +440,19 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
         verified: true,
         stored: composite('sha1', data, sizes),
       },
-      md5: { value: multipartEtag(data, sizes), type: 'COMPOSITE', parts: 4, verified: null, stored: etag.replace(/"/g, '') },
-      crc32: { value: composite('crc32', data, sizes), type: 'COMPOSITE', parts: 4, verified: null },
+      md5: {
+        value: multipartEtag(data, sizes),
+        type: 'COMPOSITE',
+        parts: 4,
+        verified: null,
+        stored: etag.replace(/"/g, ''),
+      },
+      crc32: {
+        value: composite('crc32', data, sizes),
+        type: 'COMPOSITE',
+        parts: 4,
+        verified: null,
+      },
     });
     expect(proxy.partHeads.get(`/${BUCKET}/resume.bin`) ?? 0).toBe(0); // the layout came from the checkpoint
     expect((await env.states(job.id)).size).toBe(0);
@@ -344,29 +461,51 @@ describe('job option s3Checksum (S3 checksum forms, multipart)', () => {
   it('400 S3_CHECKSUM_NOT_SUPPORTED: not an s3 source, or no algorithm S3 has a form for; 400 on a non-boolean', async () => {
     const path = join(env.dataDir, 'local.bin');
     await writeFile(path, 'x');
-    const before = (await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0].n;
-    const file = await http().post('/v1/jobs').send({ source: `file://${path}`, algorithms: ['sha256'], s3Checksum: true }).expect(400);
-    expect(file.body.error).toMatchObject({ code: 'S3_CHECKSUM_NOT_SUPPORTED', details: { reason: 'source' } });
+    const before = (await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs'))
+      .rows[0].n;
+    const file = await http()
+      .post('/v1/jobs')
+      .send({ source: `file://${path}`, algorithms: ['sha256'], s3Checksum: true })
+      .expect(400);
+    expect(file.body.error).toMatchObject({
+      code: 'S3_CHECKSUM_NOT_SUPPORTED',
+      details: { reason: 'source' },
+    });
     const httpSource = await http()
       .post('/v1/jobs')
-      .send({ source: { type: 'http', url: 'https://example.com/x' }, algorithms: ['sha256'], s3Checksum: true })
+      .send({
+        source: { type: 'http', url: 'https://example.com/x' },
+        algorithms: ['sha256'],
+        s3Checksum: true,
+      })
       .expect(400);
     expect(httpSource.body.error.code).toBe('S3_CHECKSUM_NOT_SUPPORTED');
     const noAlgorithm = await http()
       .post('/v1/jobs')
-      .send({ source: `s3://${BUCKET}/single.bin`, algorithms: ['sha512', 'sha3-256'], s3Checksum: true })
+      .send({
+        source: `s3://${BUCKET}/single.bin`,
+        algorithms: ['sha512', 'sha3-256'],
+        s3Checksum: true,
+      })
       .expect(400);
-    expect(noAlgorithm.body.error).toMatchObject({ code: 'S3_CHECKSUM_NOT_SUPPORTED', details: { reason: 'algorithms' } });
+    expect(noAlgorithm.body.error).toMatchObject({
+      code: 'S3_CHECKSUM_NOT_SUPPORTED',
+      details: { reason: 'algorithms' },
+    });
     const notBoolean = await http()
       .post('/v1/jobs')
       .send({ source: `s3://${BUCKET}/single.bin`, algorithms: ['sha256'], s3Checksum: 'yes' })
       .expect(400);
     expect(notBoolean.body.error.code).not.toBe('S3_CHECKSUM_NOT_SUPPORTED');
     // false is the default: accepted, and the job shows no s3Checksum.
-    const off = await http().post('/v1/jobs').send({ source: `file://${path}`, algorithms: ['sha256'], s3Checksum: false }).expect(202);
+    const off = await http()
+      .post('/v1/jobs')
+      .send({ source: `file://${path}`, algorithms: ['sha256'], s3Checksum: false })
+      .expect(202);
     expect(off.body).not.toHaveProperty('s3Checksum');
     expect(off.body.options).toEqual({});
-    const after = (await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0].n;
+    const after = (await env.db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobs')).rows[0]
+      .n;
     expect(after).toBe(before + 1);
   });
 });

@@ -10,8 +10,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { HASH_QUEUE, hashJobOptions } from '@hashq/jobs';
+
 import { startS3Server, type TestS3Server } from './helpers/s3-server';
 import { isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
 
@@ -92,7 +94,12 @@ describe('S3 source: worker killed mid-object resumes by range', () => {
     s3.reset();
     s3.bytesPerSecond = 0;
     const worker = env.startWorker(remoteEnv);
-    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued', worker, 60_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'running' && job.status !== 'queued',
+      worker,
+      60_000,
+    );
     await worker.stop();
 
     expect(done.status).toBe('succeeded');
@@ -118,7 +125,12 @@ describe('S3 source: worker killed mid-object resumes by range', () => {
 
     s3.bytesPerSecond = 0;
     const worker = env.startWorker(remoteEnv);
-    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued', worker, 60_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'running' && job.status !== 'queued',
+      worker,
+      60_000,
+    );
     await worker.stop();
     expect(done.status).toBe('failed');
     expect(done.error_code).toBe('SOURCE_CHANGED');
@@ -128,8 +140,17 @@ describe('S3 source: worker killed mid-object resumes by range', () => {
   it('missing object → SOURCE_NOT_FOUND at once (no retries)', async () => {
     const id = await submitS3('no-such-object', ['sha256']);
     const worker = env.startWorker(remoteEnv);
-    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued', worker, 30_000);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'running' && job.status !== 'queued',
+      worker,
+      30_000,
+    );
     await worker.stop();
-    expect([done.status, done.error_code, done.attempts]).toEqual(['failed', 'SOURCE_NOT_FOUND', 1]);
+    expect([done.status, done.error_code, done.attempts]).toEqual([
+      'failed',
+      'SOURCE_NOT_FOUND',
+      1,
+    ]);
   });
 });

@@ -12,22 +12,27 @@
  */
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { INestApplication } from '@nestjs/common';
-import request from 'supertest';
-import { DataSource } from 'typeorm';
-import { createHasher } from '@hashq/native';
+
 import type { StateKey } from '@hashq/config';
 import { jobStateBinding, readSealedHeader, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions, runMigrations } from '@hashq/database';
 import { JobsRepository, type LeasedJob } from '@hashq/jobs';
+import { createHasher } from '@hashq/native';
 import { fileVersion } from '@hashq/sources';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { createApiApp } from './helpers/api';
 import { stateKeysEnv, testStateKey } from './helpers/env';
 import { PlaintextScan } from './helpers/plaintext-scan';
 import { fileDigest, MiB, WorkerTestEnv } from './helpers/worker-process';
 
-const settings = { CHUNK_BYTES: String(MiB), CHECKPOINT_BYTES: String(4 * MiB), CHECKPOINT_SECONDS: '3600' };
+const settings = {
+  CHUNK_BYTES: String(MiB),
+  CHECKPOINT_BYTES: String(4 * MiB),
+  CHECKPOINT_SECONDS: '3600',
+};
 const isFinished = (job: { status: string }) => job.status !== 'queued' && job.status !== 'running';
 
 /** The worker's own store (sealing included) in this process, to write checkpoints and end jobs. */
@@ -39,14 +44,22 @@ class InProcessStore {
 
   static async open(env: WorkerTestEnv, keys: StateKey[]): Promise<InProcessStore> {
     const dataSource = await new DataSource(dataSourceOptions(env.env.config)).initialize();
-    return new InProcessStore(dataSource, new CheckpointStore(dataSource, env.env.schema, new StateSealer(keys), 30));
+    return new InProcessStore(
+      dataSource,
+      new CheckpointStore(dataSource, env.env.schema, new StateSealer(keys), 30),
+    );
   }
 
   /**
    * What a worker leaves when it stops gracefully at `offset`: real states of the file's first
    * `offset` bytes, sealed by CheckpointStore.save, the job back to 'queued'.
    */
-  async checkpoint(id: string, path: string, offset: number, algorithms = ['sha256']): Promise<LeasedJob> {
+  async checkpoint(
+    id: string,
+    path: string,
+    offset: number,
+    algorithms = ['sha256'],
+  ): Promise<LeasedJob> {
     const leased = (await new JobsRepository(this.dataSource).lease(id, 'test', 30))!;
     const head = (await readFile(path)).subarray(0, offset);
     const states = new Map(
@@ -94,10 +107,13 @@ describe('sealed hash states', () => {
         WHERE job_id = $2`,
       [a, moved],
     );
-    await env.db.query(`UPDATE job_states SET state = set_byte(state, 40, get_byte(state, 40) # 1) WHERE job_id = $1`, [
-      flipped,
+    await env.db.query(
+      `UPDATE job_states SET state = set_byte(state, 40, get_byte(state, 40) # 1) WHERE job_id = $1`,
+      [flipped],
+    );
+    await env.db.query(`UPDATE jobs SET checkpoint_fence = checkpoint_fence - 1 WHERE id = $1`, [
+      refenced,
     ]);
-    await env.db.query(`UPDATE jobs SET checkpoint_fence = checkpoint_fence - 1 WHERE id = $1`, [refenced]);
 
     const worker = env.startWorker(settings);
     const done = new Map<string, Awaited<ReturnType<typeof env.job>>>();
@@ -132,31 +148,40 @@ describe('sealed hash states', () => {
     const path = await env.createFile('rotate.bin', 48);
     const id = await env.submit(path, ['sha256', 'sha512']);
 
-    const first = await env.startWorkerHeldAtCheckpoint(id, { ...settings, HASHQ_STATE_KEYS: stateKeysEnv(A) });
+    const first = await env.startWorkerHeldAtCheckpoint(id, {
+      ...settings,
+      HASHQ_STATE_KEYS: stateKeysEnv(A),
+    });
     first.worker.kill('SIGKILL');
     await first.worker.exited;
     await env.waitForWorkerSessionsGone();
     const underA = await env.states(id);
-    expect([...underA.values()].map((state) => readSealedHeader(state).keyId)).toEqual(['key-a', 'key-a']);
+    expect([...underA.values()].map((state) => readSealedHeader(state).keyId)).toEqual([
+      'key-a',
+      'key-a',
+    ]);
 
     const lock = await env.lockTable('job_states');
     const second = env.startWorker({ ...settings, HASHQ_STATE_KEYS: stateKeysEnv(B, A) });
     await lock.waitForWaiter(second); // resumed from the A-sealed state; its first checkpoint waits
     second.kill('SIGSTOP');
     await lock.release();
-    const resumed = await env.waitForJob(id, (job) => job.checkpoint_offset > first.checkpointed.checkpoint_offset);
+    const resumed = await env.waitForJob(
+      id,
+      (job) => job.checkpoint_offset > first.checkpointed.checkpoint_offset,
+    );
     const underB = await env.states(id);
     second.kill('SIGCONT');
-    expect([...underB.values()].map((state) => readSealedHeader(state).keyId)).toEqual(['key-b', 'key-b']);
+    expect([...underB.values()].map((state) => readSealedHeader(state).keyId)).toEqual([
+      'key-b',
+      'key-b',
+    ]);
     expect(resumed.fence).toBe(2);
 
     const done = await env.waitForJob(id, isFinished, second);
-    expect([done.status, done.resumes, done.digests?.sha256.hex, done.digests?.sha512.hex]).toEqual([
-      'succeeded',
-      1,
-      await fileDigest('sha256', path),
-      await fileDigest('sha512', path),
-    ]);
+    expect([done.status, done.resumes, done.digests?.sha256.hex, done.digests?.sha512.hex]).toEqual(
+      ['succeeded', 1, await fileDigest('sha256', path), await fileDigest('sha512', path)],
+    );
     expect((await env.states(id)).size).toBe(0);
     await second.stop();
   });
@@ -190,10 +215,10 @@ describe('sealed hash states', () => {
     hasher.update((await readFile(path)).subarray(0, checkpoint.checkpoint_offset));
     const plaintext = Buffer.from(hasher.serialize());
     expect(found(plaintext.toString('latin1'))).toBe(true);
-    await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'planted', $2)`, [
-      finished,
-      plaintext,
-    ]);
+    await env.db.query(
+      `INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'planted', $2)`,
+      [finished, plaintext],
+    );
     expect(found(await dump())).toBe(true);
     await env.db.query(`DELETE FROM job_states WHERE job_id = $1`, [finished]);
   });
@@ -213,12 +238,24 @@ describe('sealed hash states', () => {
         return id;
       };
       const leased = async (id: string) => (await jobs.lease(id, 'test', 30))!;
-      const result = { status: 'succeeded' as const, digests: {}, totalBytes: 2 * MiB, bytesRead: 2 * MiB };
+      const result = {
+        status: 'succeeded' as const,
+        digests: {},
+        totalBytes: 2 * MiB,
+        bytesRead: 2 * MiB,
+      };
       const ends: Array<[string, (id: string) => Promise<unknown>]> = [
-        ['canceled', (id) => request(api.getHttpServer()).post(`/v1/jobs/${id}/cancel`).expect(200)],
+        [
+          'canceled',
+          (id) => request(api.getHttpServer()).post(`/v1/jobs/${id}/cancel`).expect(200),
+        ],
         ['failed', (id) => jobs.failExhausted(id, 1)], // the reconciler
         ['failed', (id) => jobs.failExhaustedOnLease(id, 1)], // a worker refusing the lease
-        ['failed', async (id) => store.fail(await leased(id), { code: 'SOURCE_CHANGED', message: 'changed' }, 0)],
+        [
+          'failed',
+          async (id) =>
+            store.fail(await leased(id), { code: 'SOURCE_CHANGED', message: 'changed' }, 0),
+        ],
         ['canceled', async (id) => store.cancel(await leased(id), 0)],
         ['succeeded', async (id) => store.finish(await leased(id), result)],
       ];
@@ -250,7 +287,8 @@ describe('the migration that seals stored states', () => {
     // tables), then what an earlier version left: a plaintext checkpoint of an unfinished job, and
     // states of a canceled one.
     const dataSource = await new DataSource(dataSourceOptions(config)).initialize();
-    for (let undone = 0; undone < 2; undone++) await dataSource.undoLastMigration({ transaction: 'each' });
+    for (let undone = 0; undone < 2; undone++)
+      await dataSource.undoLastMigration({ transaction: 'each' });
     await dataSource.destroy();
     const resumable = await env.submit(path, ['sha256']);
     const canceled = await env.submit(path, ['sha256']);
@@ -264,15 +302,15 @@ describe('the migration that seals stored states', () => {
         WHERE id = $1`,
       [resumable, OFFSET, version],
     );
-    await env.db.query(`UPDATE jobs SET status = 'canceled', fence = 1, checkpoint_offset = $2 WHERE id = $1`, [
-      canceled,
-      OFFSET,
-    ]);
+    await env.db.query(
+      `UPDATE jobs SET status = 'canceled', fence = 1, checkpoint_offset = $2 WHERE id = $1`,
+      [canceled, OFFSET],
+    );
     for (const id of [resumable, canceled]) {
-      await env.db.query(`INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', $2)`, [
-        id,
-        plaintext,
-      ]);
+      await env.db.query(
+        `INSERT INTO job_states (job_id, algorithm, state) VALUES ($1, 'sha256', $2)`,
+        [id, plaintext],
+      );
     }
 
     const keyless = { databaseUrl: config.databaseUrl, databaseSchema: config.databaseSchema };
@@ -282,14 +320,19 @@ describe('the migration that seals stored states', () => {
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
     expect((await env.states(canceled)).get('sha256')).toEqual(plaintext);
 
-    expect(await runMigrations(config)).toEqual(['SealJobStates1796300000000', 'SealSessionStates1796400000000']);
+    expect(await runMigrations(config)).toEqual([
+      'SealJobStates1796300000000',
+      'SealSessionStates1796400000000',
+    ]);
     expect((await env.states(canceled)).size).toBe(0);
     const sealed = (await env.states(resumable)).get('sha256')!;
     expect(readSealedHeader(sealed).keyId).toBe(env.env.stateKey.id);
     expect(sealed.includes(plaintext.subarray(24, 31))).toBe(false);
     const binding = jobStateBinding(resumable, 'sha256', OFFSET, 3);
     expect(new StateSealer(config.stateKeys).open(sealed, binding)).toEqual(plaintext);
-    const { rows } = await env.db.query(`SELECT checkpoint_fence FROM jobs WHERE id = $1`, [resumable]);
+    const { rows } = await env.db.query(`SELECT checkpoint_fence FROM jobs WHERE id = $1`, [
+      resumable,
+    ]);
     expect(Number(rows[0].checkpoint_fence)).toBe(3);
 
     const worker = env.startWorker(settings);

@@ -6,11 +6,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+
+import { hash as nativeHash } from '@hashq/native';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { hash as nativeHash } from '@hashq/native';
+
 import { createApiApp } from './helpers/api';
-import { MiB, WorkerTestEnv, type WorkerProcess } from './helpers/worker-process';
+import { MiB, type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
 interface JobBody {
   id: string;
@@ -49,7 +51,8 @@ describe('hash jobs through the API and a real worker process', () => {
 
   async function submit(body: Record<string, unknown>): Promise<JobBody> {
     const res = await http().post('/v1/jobs').send(body);
-    if (res.status !== 202) throw new Error(`submit answered ${res.status}: ${JSON.stringify(res.body)}`);
+    if (res.status !== 202)
+      throw new Error(`submit answered ${res.status}: ${JSON.stringify(res.body)}`);
     return res.body as JobBody;
   }
 
@@ -64,23 +67,34 @@ describe('hash jobs through the API and a real worker process', () => {
     }
   }
 
-  const node = (algorithm: string, options?: { outputLength: number }) => createHash(algorithm, options).update(data).digest();
+  const node = (algorithm: string, options?: { outputLength: number }) =>
+    createHash(algorithm, options).update(data).digest();
 
   it('computes sha1, sha256 and sha512 in one job, equal to Node crypto (hex and base64)', async () => {
-    const job = await finished((await submit({ source: { type: 'file', path }, algorithms: ['sha1', 'sha256', 'sha512'] })).id);
+    const job = await finished(
+      (await submit({ source: { type: 'file', path }, algorithms: ['sha1', 'sha256', 'sha512'] }))
+        .id,
+    );
     expect(job.status).toBe('succeeded');
     for (const algorithm of ['sha1', 'sha256', 'sha512']) {
       const digest = node(algorithm);
-      expect(job.digests?.[algorithm]).toEqual({ hex: digest.toString('hex'), base64: digest.toString('base64') });
+      expect(job.digests?.[algorithm]).toEqual({
+        hex: digest.toString('hex'),
+        base64: digest.toString('base64'),
+      });
     }
-    expect(job.progress).toEqual(expect.objectContaining({ bytesDone: data.length, totalBytes: data.length }));
+    expect(job.progress).toEqual(
+      expect.objectContaining({ bytesDone: data.length, totalBytes: data.length }),
+    );
     expect(job.bytesRead).toBe(data.length);
   });
 
   it('hashes an empty file', async () => {
     const empty = join(env.dataDir, 'empty.bin');
     await writeFile(empty, Buffer.alloc(0));
-    const job = await finished((await submit({ source: { type: 'file', path: empty }, algorithms: ['sha256', 'md5'] })).id);
+    const job = await finished(
+      (await submit({ source: { type: 'file', path: empty }, algorithms: ['sha256', 'md5'] })).id,
+    );
     expect(job.status).toBe('succeeded');
     expect(job.digests?.sha256.hex).toBe(createHash('sha256').digest('hex'));
     expect(job.digests?.md5.hex).toBe(createHash('md5').digest('hex'));
@@ -88,7 +102,16 @@ describe('hash jobs through the API and a real worker process', () => {
   });
 
   it('computes the other families in one pass, equal to Node crypto or the native one-shot', async () => {
-    const algorithms = ['sha3-256', 'md5', 'ascon-hash256', 'xoodyak', 'esch256', 'crc32c', 'sha224', 'sha384'];
+    const algorithms = [
+      'sha3-256',
+      'md5',
+      'ascon-hash256',
+      'xoodyak',
+      'esch256',
+      'crc32c',
+      'sha224',
+      'sha384',
+    ];
     const job = await finished((await submit({ source: `file://${path}`, algorithms })).id);
     expect(job.status).toBe('succeeded');
     for (const algorithm of ['sha3-256', 'md5', 'sha224', 'sha384']) {
@@ -101,31 +124,61 @@ describe('hash jobs through the API and a real worker process', () => {
 
   it('honours outputLength for XOFs and a customization string for a CXOF', async () => {
     const xof = await finished(
-      (await submit({ source: { type: 'file', path }, algorithms: ['shake256', 'ascon-xof128'], outputLength: 100 })).id,
+      (
+        await submit({
+          source: { type: 'file', path },
+          algorithms: ['shake256', 'ascon-xof128'],
+          outputLength: 100,
+        })
+      ).id,
     );
     expect(xof.status).toBe('succeeded');
     expect(xof.digests?.shake256.hex).toBe(node('shake256', { outputLength: 100 }).toString('hex'));
-    expect(xof.digests?.['ascon-xof128'].hex).toBe(nativeHash('ascon-xof128', data, { outputLength: 100 }).toString('hex'));
+    expect(xof.digests?.['ascon-xof128'].hex).toBe(
+      nativeHash('ascon-xof128', data, { outputLength: 100 }).toString('hex'),
+    );
 
     const customization = Buffer.from('hashq test').toString('hex');
     const cxof = await finished(
-      (await submit({ source: { type: 'file', path }, algorithms: ['ascon-cxof128'], customization })).id,
+      (
+        await submit({
+          source: { type: 'file', path },
+          algorithms: ['ascon-cxof128'],
+          customization,
+        })
+      ).id,
     );
     expect(cxof.status).toBe('succeeded');
-    const expected = nativeHash('ascon-cxof128', data, { customization: Buffer.from(customization, 'hex') });
+    const expected = nativeHash('ascon-cxof128', data, {
+      customization: Buffer.from(customization, 'hex'),
+    });
     expect(cxof.digests?.['ascon-cxof128'].hex).toBe(expected.toString('hex'));
     expect(expected.equals(nativeHash('ascon-cxof128', data))).toBe(false); // the customization mattered
   });
 
   it('succeeds when the expected digest matches and fails with DIGEST_MISMATCH and both values when not', async () => {
     const right = node('sha256').toString('hex');
-    const ok = await finished((await submit({ source: { type: 'file', path }, algorithms: ['sha256'], expected: { sha256: right } })).id);
+    const ok = await finished(
+      (
+        await submit({
+          source: { type: 'file', path },
+          algorithms: ['sha256'],
+          expected: { sha256: right },
+        })
+      ).id,
+    );
     expect(ok.status).toBe('succeeded');
     expect(ok.error).toBeNull();
 
     const wrong = createHash('sha256').update('something else').digest('hex');
     const bad = await finished(
-      (await submit({ source: { type: 'file', path }, algorithms: ['sha256', 'sha1'], expected: { sha256: wrong } })).id,
+      (
+        await submit({
+          source: { type: 'file', path },
+          algorithms: ['sha256', 'sha1'],
+          expected: { sha256: wrong },
+        })
+      ).id,
     );
     expect(bad.status).toBe('failed');
     expect(bad.error?.code).toBe('DIGEST_MISMATCH');
@@ -137,8 +190,15 @@ describe('hash jobs through the API and a real worker process', () => {
     // photonbeetlehash256 is the slowest family (a few MiB/s): the job is still running when cancel arrives.
     const slowPath = join(env.dataDir, 'slow.bin');
     await writeFile(slowPath, randomBytes(24 * MiB));
-    const { id } = await submit({ source: { type: 'file', path: slowPath }, algorithms: ['photonbeetlehash256'] });
-    await env.waitForJob(id, (row) => row.status === 'running' && row.checkpoint_offset > 0, worker);
+    const { id } = await submit({
+      source: { type: 'file', path: slowPath },
+      algorithms: ['photonbeetlehash256'],
+    });
+    await env.waitForJob(
+      id,
+      (row) => row.status === 'running' && row.checkpoint_offset > 0,
+      worker,
+    );
 
     const cancel = await http().post(`/v1/jobs/${id}/cancel`);
     expect([200, 202]).toContain(cancel.status);

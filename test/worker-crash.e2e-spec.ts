@@ -47,8 +47,10 @@ describe('worker crash recovery (SIGKILL)', () => {
       // bytes_read counts every attempt's reads, so earlier attempts' re-reads (readPastCheckpoints)
       // are part of bytes_read - checkpoint_offset: this attempt has read past its checkpoint only
       // when the difference exceeds them.
-      const readPastByThisAttempt = (job: { bytes_read: number; checkpoint_offset: number }): boolean =>
-        job.bytes_read - job.checkpoint_offset > readPastCheckpoints;
+      const readPastByThisAttempt = (job: {
+        bytes_read: number;
+        checkpoint_offset: number;
+      }): boolean => job.bytes_read - job.checkpoint_offset > readPastCheckpoints;
       for (;;) {
         await env.waitForJob(id, readPastByThisAttempt, worker, 20_000);
         worker.kill('SIGSTOP');
@@ -70,7 +72,11 @@ describe('worker crash recovery (SIGKILL)', () => {
     }
 
     const last = env.startWorker(settings);
-    const done = await env.waitForJob(id, (job) => job.status !== 'running' && job.status !== 'queued', last);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status !== 'running' && job.status !== 'queued',
+      last,
+    );
     await last.stop();
 
     expect(done.status).toBe('succeeded');
@@ -89,7 +95,9 @@ describe('worker crash recovery (SIGKILL)', () => {
     expect(reread).toBe(readPastCheckpoints);
     expect(reread).toBeLessThanOrEqual(killAt.length * (CHECKPOINT_BYTES + CHUNK_BYTES));
     // each resumed attempt started exactly at a checkpoint written by the killed one
-    const resumedAt = last.lines.find((line) => line.jobId === id && line.msg === 'resuming from checkpoint');
+    const resumedAt = last.lines.find(
+      (line) => line.jobId === id && line.msg === 'resuming from checkpoint',
+    );
     expect(resumedAt?.offset).toBeGreaterThanOrEqual(killAt[killAt.length - 1]);
     expect(await env.states(id)).toEqual(new Map()); // states are deleted once the digest is written
   }, 240_000); // 45-60 s measured here (machine shared, load 7-12): four worker start-ups, three stall recoveries

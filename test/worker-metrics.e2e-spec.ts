@@ -6,6 +6,7 @@
  */
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+
 import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 /** A port nothing listens on right now (the kernel picks it). */
@@ -26,7 +27,13 @@ function get(port: number, path: string): Promise<{ status: number; type: string
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolveGet({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body }));
+      res.on('end', () =>
+        resolveGet({
+          status: res.statusCode ?? 0,
+          type: String(res.headers['content-type']),
+          body,
+        }),
+      );
     });
     req.once('error', reject);
     req.end();
@@ -55,7 +62,9 @@ describe('worker metrics endpoint (real process)', () => {
       CHECKPOINT_SECONDS: '3600',
       WORKER_METRICS_PORT: String(port),
     });
-    await worker.waitForLog((line) => line.msg === 'metrics endpoint listening' && line.port === port);
+    await worker.waitForLog(
+      (line) => line.msg === 'metrics endpoint listening' && line.port === port,
+    );
 
     const before = await get(port, '/metrics');
     expect(before.status).toBe(200);
@@ -63,7 +72,11 @@ describe('worker metrics endpoint (real process)', () => {
     expect(sample(before.body, 'hashq_checkpoint_duration_seconds_count')).toBe(0);
 
     const id = await env.submit(path, ['sha256']);
-    const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', worker);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status === 'succeeded' || job.status === 'failed',
+      worker,
+    );
     expect(done.status).toBe('succeeded');
     expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
 

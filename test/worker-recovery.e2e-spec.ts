@@ -3,13 +3,15 @@
  * processes on real PostgreSQL + Redis. Digests are compared with Node's crypto.
  */
 import { open } from 'node:fs/promises';
-import { DataSource } from 'typeorm';
+
 import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions } from '@hashq/database';
 import { JobsRepository } from '@hashq/jobs';
+import { DataSource } from 'typeorm';
+
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { LeaseLostError } from '../apps/worker/src/job-errors';
-import { fileDigest, MiB, WorkerTestEnv, type TableLock } from './helpers/worker-process';
+import { fileDigest, MiB, type TableLock, WorkerTestEnv } from './helpers/worker-process';
 
 const settings = {
   CHUNK_BYTES: String(8 * MiB),
@@ -41,7 +43,9 @@ describe('worker recovery (real processes)', () => {
     await states.release(); // the waiting checkpoint commits, then the job is handed back
     const exit = await stopping;
     expect(exit.signal === 'SIGKILL').toBe(false);
-    const handedBack = first.lines.find((line) => line.jobId === id && line.msg === 'handed back on shutdown');
+    const handedBack = first.lines.find(
+      (line) => line.jobId === id && line.msg === 'handed back on shutdown',
+    );
     if (!handedBack) throw new Error(`no hand-back logged:\n${first.tail(30)}`);
     const offset = handedBack!.offset as number;
     expect(offset).toBeGreaterThanOrEqual(64 * MiB);
@@ -52,9 +56,15 @@ describe('worker recovery (real processes)', () => {
     expect(await (await env.queue.getJob(id))!.getState()).toBe('waiting');
 
     const second = env.startWorker(settings);
-    const resumed = await second.waitForLog((line) => line.jobId === id && line.msg === 'resuming from checkpoint');
+    const resumed = await second.waitForLog(
+      (line) => line.jobId === id && line.msg === 'resuming from checkpoint',
+    );
     expect(resumed.offset).toBe(offset);
-    const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', second);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status === 'succeeded' || job.status === 'failed',
+      second,
+    );
     await second.stop();
 
     expect(done.status).toBe('succeeded');
@@ -76,7 +86,9 @@ describe('worker recovery (real processes)', () => {
     let statesBefore: Map<string, Buffer>;
     try {
       // Another worker took the lease behind this one's back (what a stalled worker coming back sees).
-      bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [id]);
+      bumped = await env.db.query('UPDATE jobs SET fence = fence + 1 WHERE id = $1 RETURNING *', [
+        id,
+      ]);
       before = await env.job(id);
       statesBefore = await env.states(id);
     } finally {
@@ -85,7 +97,10 @@ describe('worker recovery (real processes)', () => {
     expect(Number(bumped.rows[0].fence)).toBe(before.fence);
     expect(statesBefore.has('sha256')).toBe(true);
 
-    await worker.waitForLog((line) => line.jobId === id && typeof line.msg === 'string' && line.msg.startsWith('lease lost'));
+    await worker.waitForLog(
+      (line) =>
+        line.jobId === id && typeof line.msg === 'string' && line.msg.startsWith('lease lost'),
+    );
     const after = await env.job(id);
     expect(after).toEqual(before); // same offset, bytes, status, digests, even updated_at
     expect(await env.states(id)).toEqual(statesBefore);
@@ -98,7 +113,12 @@ describe('worker recovery (real processes)', () => {
       expect(logged).not.toContain(state.toString('base64'));
     }
     const stale = worker.lines.filter((line) => line.jobId === id && line.fence !== before.fence);
-    expect(stale.some((line) => line.msg === 'checkpoint saved' && (line.offset as number) > before.checkpoint_offset)).toBe(false);
+    expect(
+      stale.some(
+        (line) =>
+          line.msg === 'checkpoint saved' && (line.offset as number) > before.checkpoint_offset,
+      ),
+    ).toBe(false);
     await worker.stop();
   });
 
@@ -114,24 +134,54 @@ describe('worker recovery (real processes)', () => {
       const current = (await jobs.lease(id, 'current-worker', 30))!;
       expect(current.fence).toBe(stale.fence + 1);
       const version = { size: MiB, mtimeMs: 1, ino: '1' };
-      await store.save(current, { offset: 4096, bytesRead: 4096, sourceVersion: version, states: new Map([['sha256', Buffer.from('current')]]) });
+      await store.save(current, {
+        offset: 4096,
+        bytesRead: 4096,
+        sourceVersion: version,
+        states: new Map([['sha256', Buffer.from('current')]]),
+      });
       const before = await env.job(id);
 
       const attempts: Array<() => Promise<unknown>> = [
         () => store.heartbeat(stale, { bytesDone: 8192, bytesRead: 8192 }),
-        () => store.save(stale, { offset: 8192, bytesRead: 8192, sourceVersion: version, states: new Map([['sha256', Buffer.from('stale')]]) }),
-        () => store.save(stale, { offset: 8192, bytesRead: 8192, sourceVersion: version, states: new Map([['sha256', Buffer.from('stale')]]) }, true),
-        () => store.finish(stale, { status: 'succeeded', digests: { sha256: { hex: '00', base64: 'AA==' } }, totalBytes: MiB, bytesRead: MiB }),
+        () =>
+          store.save(stale, {
+            offset: 8192,
+            bytesRead: 8192,
+            sourceVersion: version,
+            states: new Map([['sha256', Buffer.from('stale')]]),
+          }),
+        () =>
+          store.save(
+            stale,
+            {
+              offset: 8192,
+              bytesRead: 8192,
+              sourceVersion: version,
+              states: new Map([['sha256', Buffer.from('stale')]]),
+            },
+            true,
+          ),
+        () =>
+          store.finish(stale, {
+            status: 'succeeded',
+            digests: { sha256: { hex: '00', base64: 'AA==' } },
+            totalBytes: MiB,
+            bytesRead: MiB,
+          }),
         () => store.fail(stale, { code: 'SOURCE_CHANGED', message: 'stale' }, MiB),
         () => store.cancel(stale, MiB),
         () => store.requeue(stale, { code: 'INTERNAL_ERROR', message: 'stale' }, MiB),
         () => store.start(stale, { totalBytes: MiB, sourceVersion: version }),
       ];
-      for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(LeaseLostError);
+      for (const attempt of attempts)
+        await expect(attempt()).rejects.toBeInstanceOf(LeaseLostError);
 
       expect(await env.job(id)).toEqual(before);
       const stored = (await env.states(id)).get('sha256')!;
-      expect(sealer.open(stored, jobStateBinding(id, 'sha256', 4096, current.fence))).toEqual(Buffer.from('current'));
+      expect(sealer.open(stored, jobStateBinding(id, 'sha256', 4096, current.fence))).toEqual(
+        Buffer.from('current'),
+      );
       // The current holder ends the job, so that no worker of a later test takes it (a worker failing
       // it would wait on the job_states lock of startWorkerHeldAtCheckpoint: the states go with it).
       await store.cancel(current, MiB);
@@ -156,12 +206,19 @@ describe('worker recovery (real processes)', () => {
     await handle.close();
 
     const second = env.startWorker(settings);
-    const done = await env.waitForJob(id, (job) => job.status === 'failed' || job.status === 'succeeded', second);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status === 'failed' || job.status === 'succeeded',
+      second,
+    );
     await second.stop();
     expect(done.status).toBe('failed');
     expect(done.error_code).toBe('SOURCE_CHANGED');
     expect(done.digests).toBeNull();
-    expect(done.error_details).toMatchObject({ expected: { size: 128 * MiB }, actual: { size: 128 * MiB } });
+    expect(done.error_details).toMatchObject({
+      expected: { size: 128 * MiB },
+      actual: { size: 128 * MiB },
+    });
     expect(done.attempts).toBe(2); // permanent: no retry
   }, 120_000);
 
@@ -177,8 +234,12 @@ describe('worker recovery (real processes)', () => {
     // The worker is held mid-job with a checkpoint on record by construction too (locking after a
     // 'checkpoint >= 32 MiB' line raced the last ~0.15 s of hashing): held frozen at its first
     // checkpoint, jobs locked meanwhile; it goes on, and its next write waits.
-    const transient = (line: Record<string, unknown>) => line.jobId === id && line.code === 'INTERNAL_ERROR';
-    const { worker } = await env.startWorkerHeldAtCheckpoint(id, { ...settings, PG_OUTAGE_MAX_SECONDS: '0' });
+    const transient = (line: Record<string, unknown>) =>
+      line.jobId === id && line.code === 'INTERNAL_ERROR';
+    const { worker } = await env.startWorkerHeldAtCheckpoint(id, {
+      ...settings,
+      PG_OUTAGE_MAX_SECONDS: '0',
+    });
     let jobs: TableLock;
     try {
       jobs = await env.lockTable('jobs');
@@ -195,7 +256,11 @@ describe('worker recovery (real processes)', () => {
     } finally {
       await jobs.release(); // its transaction, and the lock, end with it
     }
-    const done = await env.waitForJob(id, (job) => job.status === 'succeeded' || job.status === 'failed', worker);
+    const done = await env.waitForJob(
+      id,
+      (job) => job.status === 'succeeded' || job.status === 'failed',
+      worker,
+    );
     await worker.stop();
 
     expect(done.status).toBe('succeeded');

@@ -7,7 +7,9 @@
 const { open } = require('node:fs/promises');
 const path = require('node:path');
 
-const { createHasher } = require(path.join(__dirname, '..', '..', 'libs', 'native', 'dist', 'index.js'));
+const { createHasher } = require(
+  path.join(__dirname, '..', '..', 'libs', 'native', 'dist', 'index.js'),
+);
 
 async function main() {
   const [file, algorithm, chunkArg, aheadArg] = process.argv.slice(2);

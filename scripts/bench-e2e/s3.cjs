@@ -10,7 +10,13 @@ const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 async function startS3(dir) {
   const S3rver = require('s3rver'); // the class itself (its `default` is Koa's Application, not s3rver)
   fs.mkdirSync(dir, { recursive: true });
-  const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: dir, configureBuckets: [{ name: BUCKET }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory: dir,
+    configureBuckets: [{ name: BUCKET }],
+  });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
   const { S3Client } = require('@aws-sdk/client-s3');
@@ -55,10 +61,13 @@ async function ensureObject(s3, key, file) {
     CompleteMultipartUploadCommand,
   } = require('@aws-sdk/client-s3');
   const size = fs.statSync(file).size;
-  const head = () => s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key })).catch(() => null);
+  const head = () =>
+    s3.client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key })).catch(() => null);
   if ((await head())?.ContentLength === size) return false;
   const partBytes = 64 * 1024 * 1024;
-  const { UploadId } = await s3.client.send(new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: key }));
+  const { UploadId } = await s3.client.send(
+    new CreateMultipartUploadCommand({ Bucket: s3.bucket, Key: key }),
+  );
   const parts = [];
   const fd = fs.openSync(file, 'r');
   try {
@@ -74,10 +83,16 @@ async function ensureObject(s3, key, file) {
     fs.closeSync(fd);
   }
   await s3.client.send(
-    new CompleteMultipartUploadCommand({ Bucket: s3.bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+    new CompleteMultipartUploadCommand({
+      Bucket: s3.bucket,
+      Key: key,
+      UploadId,
+      MultipartUpload: { Parts: parts },
+    }),
   );
   const stored = (await head())?.ContentLength;
-  if (stored !== size) throw new Error(`S3 object ${key} has ${stored} bytes after the upload, not ${size}`);
+  if (stored !== size)
+    throw new Error(`S3 object ${key} has ${stored} bytes after the upload, not ${size}`);
   return true;
 }
 

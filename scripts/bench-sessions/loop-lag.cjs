@@ -9,7 +9,9 @@ process.on('message', (message) => {
   if (message === 'reset') histogram.reset();
   if (message === 'lag') {
     const ms = (ns) => Math.round((ns / 1e6) * 10) / 10;
-    process.send({ lag: { max: ms(histogram.max), p99: ms(histogram.percentile(99)), mean: ms(histogram.mean) } });
+    process.send({
+      lag: { max: ms(histogram.max), p99: ms(histogram.percentile(99)), mean: ms(histogram.mean) },
+    });
   }
 });
 process.channel?.unref(); // the channel must not keep the API alive on its own

@@ -18,7 +18,11 @@ const server = http.createServer((req, res) => {
   });
   req.on('end', () => {
     for (const hash of hashes) hash.digest();
-    res.writeHead(204, { 'Upload-Offset': String(Number(req.headers['upload-offset'] ?? 0) + bytes) }).end();
+    res
+      .writeHead(204, {
+        'Upload-Offset': String(Number(req.headers['upload-offset'] ?? 0) + bytes),
+      })
+      .end();
   });
 });
 server.keepAliveTimeout = 60_000;

@@ -7,12 +7,13 @@
  *   await fetch(`${api.url}/health`);
  *   api.process.kill('SIGKILL');
  */
-import { join } from 'node:path';
 import { type AddressInfo, createServer } from 'node:net';
+import { join } from 'node:path';
 
 import { REPO_ROOT, WorkerProcess } from './worker-process';
 
-export const API_MAIN = process.env.HASHQ_TEST_API_MAIN ?? join(REPO_ROOT, 'dist', 'apps', 'api', 'main.js');
+export const API_MAIN =
+  process.env.HASHQ_TEST_API_MAIN ?? join(REPO_ROOT, 'dist', 'apps', 'api', 'main.js');
 
 export interface ApiProcess {
   process: WorkerProcess;
@@ -37,6 +38,7 @@ export async function startApiProcess(env: Record<string, string>): Promise<ApiP
 
 /** Requests an instance answered, from its request log lines (e.g. 'PATCH' with status 204). */
 export function answered(api: ApiProcess, method: string, status: number): number {
-  return api.process.lines.filter((line) => line.msg === 'request' && line.method === method && line.status === status)
-    .length;
+  return api.process.lines.filter(
+    (line) => line.msg === 'request' && line.method === method && line.status === status,
+  ).length;
 }

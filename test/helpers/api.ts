@@ -15,8 +15,13 @@ import { configureApp } from '../../apps/api/src/app.setup';
 import type { TestEnv } from './env';
 
 export async function createApiApp(env: TestEnv): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ env: env.env })] }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({ logger: false, bodyParser: false });
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forRoot({ env: env.env })],
+  }).compile();
+  const app = moduleRef.createNestApplication<NestExpressApplication>({
+    logger: false,
+    bodyParser: false,
+  });
   configureApp(app);
   await app.init();
   return app;

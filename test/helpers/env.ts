@@ -23,11 +23,10 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { Redis } from 'ioredis';
-import { Client } from 'pg';
-
 import { type HashqConfig, loadConfig, type StateKey } from '@hashq/config';
 import { runMigrations } from '@hashq/database';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
 
 export interface TestEnv {
   databaseUrl: string;

@@ -20,7 +20,9 @@ export class PlaintextScan {
 
   constructor() {
     const { marker } = this;
-    const needles = [...marker.keys()].map((r) => Buffer.concat([marker.subarray(r), marker.subarray(0, r)]));
+    const needles = [...marker.keys()].map((r) =>
+      Buffer.concat([marker.subarray(r), marker.subarray(0, r)]),
+    );
     const forms = ['latin1', 'hex', 'base64'] as const;
     this.forms = needles.flatMap((needle) => forms.map((form) => needle.toString(form)));
   }
@@ -37,7 +39,9 @@ export class PlaintextScan {
 
   /** pg_dump of the database (schema and data), as text. */
   async dump(databaseUrl: string): Promise<string> {
-    const { stdout } = await run('pg_dump', ['--no-owner', databaseUrl], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run('pg_dump', ['--no-owner', databaseUrl], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return stdout;
   }
 }

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -37,12 +37,26 @@ export class PrivateRedis {
     this.dir ??= await mkdtemp(join(tmpdir(), 'hashq-redis-'));
     const child = spawn(
       'redis-server',
-      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir],
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        this.dir,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${output}`)), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error(`redis-server did not start:\n${output}`)),
+        10_000,
+      );
       const onData = (data: Buffer) => {
         output += data.toString();
         if (output.includes('Ready to accept connections')) {

@@ -1,4 +1,4 @@
-import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -35,7 +35,8 @@ export interface S3LayoutProxy {
   stop(): Promise<void>;
 }
 
-const bump = (counts: Map<string, number>, path: string) => counts.set(path, (counts.get(path) ?? 0) + 1);
+const bump = (counts: Map<string, number>, path: string) =>
+  counts.set(path, (counts.get(path) ?? 0) + 1);
 
 export async function startS3LayoutProxy(upstream: string): Promise<S3LayoutProxy> {
   const target = new URL(upstream);
@@ -79,13 +80,24 @@ export async function startS3LayoutProxy(upstream: string): Promise<S3LayoutProx
       res.end();
       return;
     }
-    const withChecksums = req.method === 'HEAD' && req.headers['x-amz-checksum-mode'] === 'ENABLED' && extras?.checksumHeaders;
-    if (req.method === 'HEAD' && req.headers['x-amz-checksum-mode'] === 'ENABLED') bump(state.checksumHeads, path);
+    const withChecksums =
+      req.method === 'HEAD' &&
+      req.headers['x-amz-checksum-mode'] === 'ENABLED' &&
+      extras?.checksumHeaders;
+    if (req.method === 'HEAD' && req.headers['x-amz-checksum-mode'] === 'ENABLED')
+      bump(state.checksumHeads, path);
     const forward = request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (answer) => {
         const headers: IncomingHttpHeaders = { ...answer.headers };
-        if (withChecksums && (answer.statusCode ?? 500) < 300) Object.assign(headers, extras.checksumHeaders);
+        if (withChecksums && (answer.statusCode ?? 500) < 300)
+          Object.assign(headers, extras.checksumHeaders);
         res.writeHead(answer.statusCode ?? 502, headers);
         answer.pipe(res);
       },

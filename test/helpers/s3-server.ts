@@ -1,5 +1,6 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+
 // @ts-expect-error s3rver ships no type declarations
 import S3rver from 's3rver';
 
@@ -10,7 +11,13 @@ import S3rver from 's3rver';
  */
 export interface TestS3Server {
   endpoint: string;
-  requests: Array<{ method: string; path: string; range?: string; ifMatch?: string; bytes: number }>;
+  requests: Array<{
+    method: string;
+    path: string;
+    range?: string;
+    ifMatch?: string;
+    bytes: number;
+  }>;
   /** Response body bytes of GET requests since the last reset. */
   bodyBytes: number;
   /** Limits GET bodies to about this many bytes per second (0: no limit), so a test can act mid-object. */
@@ -54,7 +61,13 @@ export async function startS3Server(dir: string, buckets: string[]): Promise<Tes
     };
     state.requests.push(entry);
     const upstream = request(
-      { host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers: req.headers },
+      {
+        host: '127.0.0.1',
+        port: backendPort,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
       (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.on('data', (piece: Buffer) => {
@@ -65,7 +78,10 @@ export async function startS3Server(dir: string, buckets: string[]): Promise<Tes
           res.write(piece);
           if (state.bytesPerSecond > 0) {
             answer.pause();
-            setTimeout(() => answer.resume(), Math.ceil((piece.length / state.bytesPerSecond) * 1000));
+            setTimeout(
+              () => answer.resume(),
+              Math.ceil((piece.length / state.bytesPerSecond) * 1000),
+            );
           }
         });
         answer.on('end', () => res.end());

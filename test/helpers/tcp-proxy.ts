@@ -1,4 +1,4 @@
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a real server (PostgreSQL, Redis) that a

@@ -5,7 +5,7 @@
  *   const { url, lastResponse } = await tusUpload(createReadStream(path), { endpoint, metadata, chunkSize });
  *   const upload = seededStream(GiB, 'seed', ['sha256']);   // a Readable of GiB bytes + Node's digests of them
  */
-import { type Hash, createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { Readable } from 'node:stream';
 
 import * as tus from 'tus-js-client';
@@ -21,7 +21,10 @@ export interface TusResult {
 }
 
 /** Metadata of a session: the algorithms and any other keys, as tus-js-client encodes them. */
-export function sessionMetadata(algorithms: string[], extra: Record<string, string> = {}): Record<string, string> {
+export function sessionMetadata(
+  algorithms: string[],
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return { algorithms: algorithms.join(','), ...extra };
 }
 
@@ -72,7 +75,9 @@ export function seededStream(
   observe: (piece: Buffer) => void = () => undefined,
 ): { stream: Readable; digests(): Record<string, string> } {
   const block = createHash('shake256', { outputLength: MiB }).update(seed).digest();
-  const hashes = new Map<string, Hash>(algorithms.map((name) => [name, createHash(name, nodeOptions(name))]));
+  const hashes = new Map<string, Hash>(
+    algorithms.map((name) => [name, createHash(name, nodeOptions(name))]),
+  );
   let produced = 0;
   const stream = new Readable({
     highWaterMark: MiB,
@@ -88,7 +93,8 @@ export function seededStream(
   });
   return {
     stream,
-    digests: () => Object.fromEntries([...hashes].map(([name, hash]) => [name, hash.digest('hex')])),
+    digests: () =>
+      Object.fromEntries([...hashes].map(([name, hash]) => [name, hash.digest('hex')])),
   };
 }
 

@@ -3,21 +3,24 @@
  * against the machine's PostgreSQL and Redis, isolated per suite by the shared
  * TestEnv (./env.ts). Needs `npm run build` first (npm test does it).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Queue } from 'bullmq';
-import { Client } from 'pg';
+
 import { projectRoot } from '@hashq/config';
 import { HASH_QUEUE, hashJobOptions } from '@hashq/jobs';
+import { Queue } from 'bullmq';
+import { Client } from 'pg';
+
 import { createTestEnv, type TestEnv } from './env';
 
 export const REPO_ROOT = projectRoot();
 /** The built worker; HASHQ_TEST_WORKER_MAIN points elsewhere (e.g. a private build while dist/ is being rebuilt). */
-export const WORKER_MAIN = process.env.HASHQ_TEST_WORKER_MAIN ?? join(REPO_ROOT, 'dist', 'apps', 'worker', 'main.js');
+export const WORKER_MAIN =
+  process.env.HASHQ_TEST_WORKER_MAIN ?? join(REPO_ROOT, 'dist', 'apps', 'worker', 'main.js');
 export const MiB = 1024 * 1024;
 
 export type LogLine = Record<string, unknown> & { msg?: string };
@@ -71,14 +74,18 @@ export class WorkerProcess {
         }
         if (!this.running) {
           finish();
-          reject(new Error(`worker ${this.pid} exited before the expected log line:\n${this.tail()}`));
+          reject(
+            new Error(`worker ${this.pid} exited before the expected log line:\n${this.tail()}`),
+          );
           return true;
         }
         return false;
       };
       const timer = setTimeout(() => {
         finish();
-        reject(new Error(`timed out waiting for a log line of worker ${this.pid}:\n${this.tail()}`));
+        reject(
+          new Error(`timed out waiting for a log line of worker ${this.pid}:\n${this.tail()}`),
+        );
       }, timeoutMs);
       const finish = () => {
         clearTimeout(timer);
@@ -145,7 +152,8 @@ export class TableLock {
     client.on('error', () => undefined); // a session ended by the test's own tear-down
     await client.connect();
     try {
-      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      const pid = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]
+        .pid;
       await client.query('BEGIN');
       await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
       return new TableLock(env, client, pid);
@@ -169,8 +177,14 @@ export class TableLock {
   async waitForWaiter(worker?: WorkerProcess, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while ((await this.waiters()) === 0) {
-      if (worker && !worker.running) throw new Error(`worker ${worker.pid} exited before a write waited on the lock:\n${worker.tail()}`);
-      if (Date.now() > deadline) throw new Error(`no write waited on the lock within ${timeoutMs} ms${worker ? `:\n${worker.tail()}` : ''}`);
+      if (worker && !worker.running)
+        throw new Error(
+          `worker ${worker.pid} exited before a write waited on the lock:\n${worker.tail()}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(
+          `no write waited on the lock within ${timeoutMs} ms${worker ? `:\n${worker.tail()}` : ''}`,
+        );
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -220,7 +234,10 @@ export class WorkerTestEnv {
     this.env = await createTestEnv();
     this.db = new Client({ connectionString: this.env.databaseUrl });
     await this.db.connect();
-    this.queue = new Queue(HASH_QUEUE, { connection: { url: this.env.redisUrl }, prefix: this.env.queuePrefix });
+    this.queue = new Queue(HASH_QUEUE, {
+      connection: { url: this.env.redisUrl },
+      prefix: this.env.queuePrefix,
+    });
   }
 
   async tearDown(): Promise<void> {
@@ -259,7 +276,11 @@ export class WorkerTestEnv {
   }
 
   /** Inserts a queued job row the way the API does and enqueues it. */
-  async submit(path: string, algorithms: string[], options: Record<string, unknown> = {}): Promise<string> {
+  async submit(
+    path: string,
+    algorithms: string[],
+    options: Record<string, unknown> = {},
+  ): Promise<string> {
     const { rows } = await this.db.query<{ id: string }>(
       `INSERT INTO jobs (status, source, algorithms, options)
        VALUES ('queued', $1, $2, $3) RETURNING id`,
@@ -273,7 +294,13 @@ export class WorkerTestEnv {
   async job(id: string): Promise<JobRow> {
     const { rows } = await this.db.query(`SELECT * FROM jobs WHERE id = $1`, [id]);
     const row = rows[0];
-    for (const column of ['fence', 'total_bytes', 'bytes_done', 'bytes_read', 'checkpoint_offset']) {
+    for (const column of [
+      'fence',
+      'total_bytes',
+      'bytes_done',
+      'bytes_read',
+      'checkpoint_offset',
+    ]) {
       if (row[column] !== null) row[column] = Number(row[column]);
     }
     return row as JobRow;
@@ -291,13 +318,22 @@ export class WorkerTestEnv {
    * Polls PostgreSQL (the system of record, never Redis) until the job matches;
    * fails early when the worker expected to get it there has exited.
    */
-  async waitForJob(id: string, match: (job: JobRow) => boolean, worker?: WorkerProcess, timeoutMs = 45_000): Promise<JobRow> {
+  async waitForJob(
+    id: string,
+    match: (job: JobRow) => boolean,
+    worker?: WorkerProcess,
+    timeoutMs = 45_000,
+  ): Promise<JobRow> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const row = await this.job(id);
       if (match(row)) return row;
-      if (worker && !worker.running) throw new Error(`worker ${worker.pid} exited; job ${id}: ${JSON.stringify(row)}\n${worker.tail()}`);
-      if (Date.now() > deadline) throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(row)}`);
+      if (worker && !worker.running)
+        throw new Error(
+          `worker ${worker.pid} exited; job ${id}: ${JSON.stringify(row)}\n${worker.tail()}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error(`job ${id} did not reach the expected state: ${JSON.stringify(row)}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -318,7 +354,12 @@ export class WorkerTestEnv {
   }
 
   /** Polls pg_stat_activity until no session of the test's database but this one matches `where`. */
-  private async waitForNoOtherSessions(where: string, what: string, pollMs: number, timeoutMs: number): Promise<void> {
+  private async waitForNoOtherSessions(
+    where: string,
+    what: string,
+    pollMs: number,
+    timeoutMs: number,
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { rows } = await this.db.query<{ n: number }>(
@@ -375,9 +416,12 @@ export class WorkerTestEnv {
 /** Node's crypto over a whole file: the independent oracle. */
 export async function fileDigest(algorithm: string, path: string): Promise<string> {
   const hash = createHash(algorithm);
-  for await (const chunk of createReadStream(path, { highWaterMark: 8 * MiB })) hash.update(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { highWaterMark: 8 * MiB }))
+    hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
-export const isCheckpoint = (minOffset = 0) => (line: LogLine) =>
-  line.msg === 'checkpoint saved' && typeof line.offset === 'number' && line.offset >= minOffset;
+export const isCheckpoint =
+  (minOffset = 0) =>
+  (line: LogLine) =>
+    line.msg === 'checkpoint saved' && typeof line.offset === 'number' && line.offset >= minOffset;

@@ -1,9 +1,13 @@
-import { BullModule } from '@nestjs/bullmq';
-import { type DynamicModule, Module } from '@nestjs/common';
-
-import { type ConfigModuleOptions, HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
+import {
+  type ConfigModuleOptions,
+  HASHQ_CONFIG,
+  type HashqConfig,
+  HashqConfigModule,
+} from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
 import { redisOptions } from '@hashq/jobs';
+import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';

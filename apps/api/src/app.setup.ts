@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import type { NestExpressApplication, NestExpressBodyParserOptionsFor } from '@nestjs/platform-express';
+import { HASHQ_LOGGER } from '@hashq/config';
+import type {
+  NestExpressApplication,
+  NestExpressBodyParserOptionsFor,
+} from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
-
-import { HASHQ_LOGGER } from '@hashq/config';
 
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { answerClientErrorsInJson } from './common/client-errors';
@@ -16,12 +18,20 @@ import { FileSourceDto } from './jobs/dto/create-job.dto';
  * body-parser's verify hook, which gets the charset body-parser is about to decode with: JSON is
  * UTF-8 (RFC 8259, section 8.1), so utf-16, utf-7 and the like are a 415 instead of decoded.
  */
-function utf8Only(_req: IncomingMessage, _res: ServerResponse, _body: Buffer, charset: string): void {
+function utf8Only(
+  _req: IncomingMessage,
+  _res: ServerResponse,
+  _body: Buffer,
+  charset: string,
+): void {
   if (charset.toLowerCase() !== 'utf-8') {
-    throw Object.assign(new Error(`unsupported charset "${charset.toUpperCase()}": JSON bodies are UTF-8`), {
-      status: 415,
-      type: 'charset.unsupported',
-    });
+    throw Object.assign(
+      new Error(`unsupported charset "${charset.toUpperCase()}": JSON bodies are UTF-8`),
+      {
+        status: 415,
+        type: 'charset.unsupported',
+      },
+    );
   }
 }
 

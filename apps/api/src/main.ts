@@ -1,9 +1,8 @@
 import 'reflect-metadata';
 
+import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-
-import { PinoNestLogger, createLogger, loadConfig, logFatal } from '@hashq/config';
 
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';

@@ -1,10 +1,11 @@
-import type { DataSource } from 'typeorm';
 import { jobStateBinding, SealedStateError, type StateSealer } from '@hashq/crypto';
 import { rawRows } from '@hashq/database';
-import type { SourceVersion } from '@hashq/sources';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
-import { LeaseLostError, type JobError } from './job-errors.js';
-import { retryWhileUnavailable, type OutageRetryPolicy } from './outage-retry.js';
+import type { SourceVersion } from '@hashq/sources';
+import type { DataSource } from 'typeorm';
+
+import { type JobError, LeaseLostError } from './job-errors';
+import { type OutageRetryPolicy, retryWhileUnavailable } from './outage-retry';
 
 export interface Checkpoint {
   offset: number;
@@ -24,7 +25,13 @@ export interface FinalResult {
 
 /** OutageRetryPolicy whose callbacks also learn the job. */
 export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered'> & {
-  onRetry?(error: unknown, attempt: number, delayMs: number, elapsedMs: number, job: LeasedJob): void;
+  onRetry?(
+    error: unknown,
+    attempt: number,
+    delayMs: number,
+    elapsedMs: number,
+    job: LeasedJob,
+  ): void;
   onRecovered?(attempts: number, elapsedMs: number, job: LeasedJob): void;
 };
 
@@ -72,7 +79,9 @@ export class CheckpointStore {
     const fence = job.checkpointFence;
     if (fence === null || fence >= job.fence) {
       const written = fence === null ? 'no fence on record' : `fence ${fence}`;
-      throw new SealedStateError(`checkpoint of job ${job.id} has ${written}, not one before the lease's ${job.fence}`);
+      throw new SealedStateError(
+        `checkpoint of job ${job.id} has ${written}, not one before the lease's ${job.fence}`,
+      );
     }
     const rows: { algorithm: string; state: Buffer }[] = await this.db.query(
       `SELECT algorithm, state FROM ${this.states} WHERE job_id = $1`,
@@ -81,7 +90,10 @@ export class CheckpointStore {
     return new Map(
       rows.map((row) => [
         row.algorithm,
-        this.sealer.open(row.state, jobStateBinding(job.id, row.algorithm, job.checkpointOffset, fence)),
+        this.sealer.open(
+          row.state,
+          jobStateBinding(job.id, row.algorithm, job.checkpointOffset, fence),
+        ),
       ]),
     );
   }
@@ -104,7 +116,10 @@ export class CheckpointStore {
    * Progress and lease renewal between checkpoints; also reports a cancel request.
    * `greatest`: a heartbeat may commit after a later checkpoint of the same attempt.
    */
-  heartbeat(job: LeasedJob, progress: { bytesDone: number; bytesRead: number }): Promise<{ cancelRequested: boolean }> {
+  heartbeat(
+    job: LeasedJob,
+    progress: { bytesDone: number; bytesRead: number },
+  ): Promise<{ cancelRequested: boolean }> {
     return this.retrying(job, () =>
       this.fenced(
         job,
@@ -120,7 +135,11 @@ export class CheckpointStore {
    * only if the fenced UPDATE matched). With `handBack`, the job also goes back
    * to 'queued' (graceful shutdown: the next worker continues from here).
    */
-  save(job: LeasedJob, checkpoint: Checkpoint, handBack = false): Promise<{ cancelRequested: boolean }> {
+  save(
+    job: LeasedJob,
+    checkpoint: Checkpoint,
+    handBack = false,
+  ): Promise<{ cancelRequested: boolean }> {
     // Sealed once: a retry sends the very same bytes.
     const sealed = new Map(
       [...checkpoint.states].map(([name, state]) => [
@@ -186,7 +205,12 @@ export class CheckpointStore {
       job,
       `status = 'failed', error_code = $3, error_message = $4, error_details = $5, bytes_read = greatest(bytes_read, $6),
        finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
-      [error.code, error.message, error.details === undefined ? null : JSON.stringify(error.details), bytesRead],
+      [
+        error.code,
+        error.message,
+        error.details === undefined ? null : JSON.stringify(error.details),
+        bytesRead,
+      ],
     );
   }
 
@@ -216,7 +240,8 @@ export class CheckpointStore {
     const policy = this.outage;
     return retryWhileUnavailable(write, {
       ...policy,
-      onRetry: (error, attempt, delayMs, elapsedMs) => policy.onRetry?.(error, attempt, delayMs, elapsedMs, job),
+      onRetry: (error, attempt, delayMs, elapsedMs) =>
+        policy.onRetry?.(error, attempt, delayMs, elapsedMs, job),
       onRecovered: (attempts, elapsedMs) => policy.onRecovered?.(attempts, elapsedMs, job),
     });
   }

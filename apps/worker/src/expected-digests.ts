@@ -1,5 +1,6 @@
 import type { DigestValue } from '@hashq/jobs';
-import type { JobError } from './job-errors.js';
+
+import type { JobError } from './job-errors';
 
 /** The job option `expected`: DIGEST_MISMATCH with every algorithm whose digest differs (hex, any case). */
 export function expectedDigestError(
@@ -10,7 +11,8 @@ export function expectedDigestError(
   const mismatches: Record<string, { expected: string; actual: string }> = {};
   for (const [algorithm, hex] of Object.entries(expected)) {
     const actual = digests[algorithm]?.hex;
-    if (actual !== undefined && actual !== hex.toLowerCase()) mismatches[algorithm] = { expected: hex.toLowerCase(), actual };
+    if (actual !== undefined && actual !== hex.toLowerCase())
+      mismatches[algorithm] = { expected: hex.toLowerCase(), actual };
   }
   if (Object.keys(mismatches).length === 0) return undefined;
   return {

@@ -1,23 +1,24 @@
+import type { LeasedJob } from '@hashq/jobs';
 import {
   changedFields,
-  ReadGuard,
-  sameVersion,
-  SourceError,
   type OpenedSource,
+  ReadGuard,
   type ReadLimits,
+  sameVersion,
   type Source,
+  SourceError,
   type SourceFactory,
 } from '@hashq/sources';
 import type { Logger } from 'pino';
-import type { Checkpoint, CheckpointStore } from './checkpoint-store.js';
-import type { LeasedJob } from '@hashq/jobs';
-import { expectedDigestError } from './expected-digests.js';
-import { StateInvalidError } from './job-errors.js';
-import { JobHashers } from './job-hashers.js';
-import { prepareS3Checksum, s3ChecksumError, type RunHashers } from './s3-checksum.js';
-import { RunTimings } from './run-timings.js';
-import { WriteBehind } from './write-behind.js';
-import type { RunMetrics } from './worker-metrics.js';
+
+import type { Checkpoint, CheckpointStore } from './checkpoint-store';
+import { expectedDigestError } from './expected-digests';
+import { StateInvalidError } from './job-errors';
+import { JobHashers } from './job-hashers';
+import { RunTimings } from './run-timings';
+import { prepareS3Checksum, type RunHashers, s3ChecksumError } from './s3-checksum';
+import type { RunMetrics } from './worker-metrics';
+import { WriteBehind } from './write-behind';
 
 export interface RunSettings {
   chunkBytes: number;
@@ -82,10 +83,14 @@ export class HashRun {
     const s3Checksum = await prepareS3Checksum(this.job, source, this.store); // job option s3Checksum
     const resuming = this.job.checkpointOffset > 0;
     const guard = new ReadGuard(this.settings.limits, this.reading.signal);
-    const raw = await source.open(this.job.checkpointOffset, resuming ? this.job.sourceVersion : null, {
-      chunkBytes: this.settings.chunkBytes,
-      onBytes: guard.onBytes,
-    });
+    const raw = await source.open(
+      this.job.checkpointOffset,
+      resuming ? this.job.sourceVersion : null,
+      {
+        chunkBytes: this.settings.chunkBytes,
+        onBytes: guard.onBytes,
+      },
+    );
     const opened = await guard.watch(raw, this.job.checkpointOffset); // a declared size over the maximum fails here
     this.timings.mark('opened');
     this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
@@ -121,7 +126,9 @@ export class HashRun {
     try {
       hashers = JobHashers.restore(job.algorithms, states);
     } catch (err) {
-      throw new StateInvalidError(`checkpointed state cannot be restored: ${(err as Error).message}`);
+      throw new StateInvalidError(
+        `checkpointed state cannot be restored: ${(err as Error).message}`,
+      );
     }
     if (hashers.bytesHashed() !== job.checkpointOffset) {
       throw new StateInvalidError('checkpointed state does not match the checkpoint offset');
@@ -133,7 +140,10 @@ export class HashRun {
    * The read/hash loop with its pulse (heartbeats, cancel); returns an outcome when it stopped
    * early, undefined at the end of the source.
    */
-  private async hashStream(opened: OpenedSource, hashers: RunHashers): Promise<RunOutcome | undefined> {
+  private async hashStream(
+    opened: OpenedSource,
+    hashers: RunHashers,
+  ): Promise<RunOutcome | undefined> {
     const pulse = setInterval(() => this.pulse(), HEARTBEAT_MS);
     let end: LoopEnd;
     try {
@@ -183,7 +193,8 @@ export class HashRun {
       await hashing;
       this.position += chunk.length;
       this.metrics?.bytesHashed(chunk.length);
-      if (this.writes.checkpointInFlight && wouldLag()) await this.timings.timed('writeWait', this.writes.settle());
+      if (this.writes.checkpointInFlight && wouldLag())
+        await this.timings.timed('writeWait', this.writes.settle());
       this.writes.throwIfFailed();
       if (this.writes.cancelRequested) return 'cancel';
       if (this.stopRequested()) {
@@ -199,14 +210,17 @@ export class HashRun {
       }
       if (this.checkpointDue()) {
         // a heartbeat is in the way
-        if (this.writes.busy && wouldLag()) await this.timings.timed('writeWait', this.writes.settle());
+        if (this.writes.busy && wouldLag())
+          await this.timings.timed('writeWait', this.writes.settle());
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
       }
     }
   }
 
   /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */
-  private async awaitChunk(next: Promise<IteratorResult<Buffer>>): Promise<IteratorResult<Buffer> | null> {
+  private async awaitChunk(
+    next: Promise<IteratorResult<Buffer>>,
+  ): Promise<IteratorResult<Buffer> | null> {
     try {
       return await this.timings.timed('readWait', next);
     } catch (err) {
@@ -255,16 +269,27 @@ export class HashRun {
   }
 
   private snapshot(hashers: RunHashers, opened: OpenedSource): Checkpoint {
-    return { offset: this.position, bytesRead: this.bytesRead, sourceVersion: opened.version, states: hashers.serialize() };
+    return {
+      offset: this.position,
+      bytesRead: this.bytesRead,
+      sourceVersion: opened.version,
+      states: hashers.serialize(),
+    };
   }
 
-  private async save(checkpoint: Checkpoint, handBack: boolean): Promise<{ cancelRequested: boolean }> {
+  private async save(
+    checkpoint: Checkpoint,
+    handBack: boolean,
+  ): Promise<{ cancelRequested: boolean }> {
     const started = process.hrtime.bigint();
     const result = await this.store.save(this.job, checkpoint, handBack);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;
     this.timings.checkpointSaved(ms);
     this.metrics?.checkpointSaved(ms / 1000);
-    this.log.info({ offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, handBack }, 'checkpoint saved');
+    this.log.info(
+      { offset: checkpoint.offset, bytesRead: checkpoint.bytesRead, ms, handBack },
+      'checkpoint saved',
+    );
     return result;
   }
 
@@ -300,7 +325,8 @@ export class HashRun {
 
   private async finalize(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
     const digests = hashers.digests();
-    const error = expectedDigestError(digests, this.job.options.expected) ?? s3ChecksumError(digests);
+    const error =
+      expectedDigestError(digests, this.job.options.expected) ?? s3ChecksumError(digests);
     await this.store.finish(this.job, {
       status: error ? 'failed' : 'succeeded',
       digests,

@@ -1,16 +1,18 @@
-import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Inject, type BeforeApplicationShutdown } from '@nestjs/common';
-import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { UnrecoverableError, WaitingError, type Job } from 'bullmq';
-import { HASHQ_CONFIG, HASHQ_LOGGER, loadConfig, type HashqConfig } from '@hashq/config';
-import { HASH_QUEUE, JobsRepository, type HashJobData, type LeasedJob } from '@hashq/jobs';
+import { hostname } from 'node:os';
+
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
+import { HASH_QUEUE, type HashJobData, JobsRepository, type LeasedJob } from '@hashq/jobs';
 import { SourceFactory } from '@hashq/sources';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { type BeforeApplicationShutdown, Inject } from '@nestjs/common';
+import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
-import { CheckpointStore } from './checkpoint-store.js';
-import { HashRun, type RunOutcome } from './hash-run.js';
-import { classifyError, LeaseLostError } from './job-errors.js';
-import { WorkerMetrics } from './worker-metrics.js';
+
+import { CheckpointStore } from './checkpoint-store';
+import { HashRun, type RunOutcome } from './hash-run';
+import { classifyError, LeaseLostError } from './job-errors';
+import { WorkerMetrics } from './worker-metrics';
 
 /** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
 function workerOptions() {
@@ -45,7 +47,10 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     super();
   }
 
-  async process(job: Job<HashJobData>, token?: string): Promise<{ status: RunOutcome | 'skipped' }> {
+  async process(
+    job: Job<HashJobData>,
+    token?: string,
+  ): Promise<{ status: RunOutcome | 'skipped' }> {
     const jobId = job.data.jobId ?? job.id;
     if (this.draining) return this.moveBackToWait(job, token);
     const maxAttempts = this.config.maxJobAttempts;
@@ -54,14 +59,28 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
       // A crash loop (MAX_JOB_ATTEMPTS leases used): the job ends failed instead of running again.
       const exhausted = await this.jobs.failExhaustedOnLease(jobId, maxAttempts);
       if (exhausted) {
-        this.log.error({ jobId, bullJobId: job.id, maxAttempts, ...exhausted }, 'job failed: ATTEMPTS_EXHAUSTED');
+        this.log.error(
+          { jobId, bullJobId: job.id, maxAttempts, ...exhausted },
+          'job failed: ATTEMPTS_EXHAUSTED',
+        );
         return { status: 'failed' };
       }
-      this.log.info({ jobId, bullJobId: job.id }, 'job is no longer queued or running: nothing to do');
+      this.log.info(
+        { jobId, bullJobId: job.id },
+        'job is no longer queued or running: nothing to do',
+      );
       return { status: 'skipped' };
     }
     const log = this.log.child({ jobId, fence: leased.fence, attempt: job.attemptsMade + 1 });
-    const run = new HashRun(leased, this.store, this.sources, this.runSettings(), log, () => this.draining, this.metrics);
+    const run = new HashRun(
+      leased,
+      this.store,
+      this.sources,
+      this.runSettings(),
+      log,
+      () => this.draining,
+      this.metrics,
+    );
     let outcome: RunOutcome;
     try {
       outcome = await run.execute();
@@ -84,7 +103,10 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
 
   @OnWorkerEvent('stalled')
   onStalled(jobId: string): void {
-    this.log.warn({ jobId }, 'job stalled (its worker died or blocked): it will run again from its checkpoint');
+    this.log.warn(
+      { jobId },
+      'job stalled (its worker died or blocked): it will run again from its checkpoint',
+    );
   }
 
   @OnWorkerEvent('error')
@@ -99,7 +121,13 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   }
 
   /** Records the failure in PostgreSQL and tells BullMQ whether to retry. */
-  private async settleError(err: unknown, job: Job, leased: LeasedJob, run: HashRun, log: Logger): Promise<Error> {
+  private async settleError(
+    err: unknown,
+    job: Job,
+    leased: LeasedJob,
+    run: HashRun,
+    log: Logger,
+  ): Promise<Error> {
     if (err instanceof LeaseLostError) {
       log.warn('lease lost: another worker owns this job now; stopping without writing');
       return new UnrecoverableError(err.code);
@@ -113,11 +141,19 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
         return new UnrecoverableError(`${error.code}: ${error.message}`);
       }
       await this.store.requeue(leased, error, run.totalBytesRead);
-      log.warn({ code: error.code, error: error.message }, 'transient error: will retry with backoff');
+      log.warn(
+        { code: error.code, error: error.message },
+        'transient error: will retry with backoff',
+      );
       return err instanceof Error ? err : new Error(String(err));
     } catch (storeErr) {
-      log.error({ code: error.code, error: error.message, storeError: (storeErr as Error).message }, 'could not record the error');
-      return storeErr instanceof LeaseLostError ? new UnrecoverableError(storeErr.code) : (storeErr as Error);
+      log.error(
+        { code: error.code, error: error.message, storeError: (storeErr as Error).message },
+        'could not record the error',
+      );
+      return storeErr instanceof LeaseLostError
+        ? new UnrecoverableError(storeErr.code)
+        : (storeErr as Error);
     }
   }
 

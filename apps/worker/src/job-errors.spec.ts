@@ -1,13 +1,21 @@
 import { randomBytes } from 'node:crypto';
+
 import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { createHasher, Hasher } from '@hashq/native';
 import { SourceError } from '@hashq/sources';
+
 import { classifyError, StateInvalidError } from './job-errors';
 
 describe('classifyError', () => {
   it('keeps a source code and whether it is permanent', () => {
-    expect(classifyError(new SourceError('SOURCE_CHANGED', 'changed'))).toMatchObject({ code: 'SOURCE_CHANGED', permanent: true });
-    expect(classifyError(new SourceError('SOURCE_READ_FAILED', 'EIO'))).toMatchObject({ code: 'SOURCE_READ_FAILED', permanent: false });
+    expect(classifyError(new SourceError('SOURCE_CHANGED', 'changed'))).toMatchObject({
+      code: 'SOURCE_CHANGED',
+      permanent: true,
+    });
+    expect(classifyError(new SourceError('SOURCE_READ_FAILED', 'EIO'))).toMatchObject({
+      code: 'SOURCE_READ_FAILED',
+      permanent: false,
+    });
   });
 
   it('makes a state the library refuses a permanent STATE_INVALID', () => {
@@ -19,13 +27,19 @@ describe('classifyError', () => {
     } catch (err) {
       refused = err;
     }
-    expect(classifyError(new StateInvalidError(String(refused)))).toMatchObject({ code: 'STATE_INVALID', permanent: true });
+    expect(classifyError(new StateInvalidError(String(refused)))).toMatchObject({
+      code: 'STATE_INVALID',
+      permanent: true,
+    });
     expect(classifyError(refused)).toMatchObject({ code: 'STATE_INVALID', permanent: true });
   });
 
-  it('makes a sealed state that does not open a permanent STATE_INVALID, with the sealer\'s message', () => {
+  it("makes a sealed state that does not open a permanent STATE_INVALID, with the sealer's message", () => {
     const binding = jobStateBinding('j', 'sha256', 1, 1);
-    const sealed = new StateSealer([{ id: 'old', key: randomBytes(32) }]).seal(Buffer.from('state'), binding);
+    const sealed = new StateSealer([{ id: 'old', key: randomBytes(32) }]).seal(
+      Buffer.from('state'),
+      binding,
+    );
     let refused: unknown;
     try {
       new StateSealer([{ id: 'new', key: randomBytes(32) }]).open(sealed, binding);
@@ -50,6 +64,9 @@ describe('classifyError', () => {
   });
 
   it('treats anything else (a dropped connection, ...) as transient', () => {
-    expect(classifyError(new Error('Connection terminated unexpectedly'))).toMatchObject({ code: 'INTERNAL_ERROR', permanent: false });
+    expect(classifyError(new Error('Connection terminated unexpectedly'))).toMatchObject({
+      code: 'INTERNAL_ERROR',
+      permanent: false,
+    });
   });
 });

@@ -1,8 +1,7 @@
-import { algorithms, createHasher, Hasher, type AlgorithmInfo } from '@hashq/native';
-
 import type { DigestValue, JobOptions } from '@hashq/jobs';
+import { type AlgorithmInfo, algorithms, createHasher, Hasher } from '@hashq/native';
 
-import { StateInvalidError } from './job-errors.js';
+import { StateInvalidError } from './job-errors';
 
 /**
  * The hashers of one job, one per algorithm, all fed the same chunks. The
@@ -12,7 +11,10 @@ import { StateInvalidError } from './job-errors.js';
 export class JobHashers {
   private constructor(private readonly hashers: ReadonlyMap<string, Hasher>) {}
 
-  static create(names: readonly string[], options: Pick<JobOptions, 'outputLength' | 'customization'>): JobHashers {
+  static create(
+    names: readonly string[],
+    options: Pick<JobOptions, 'outputLength' | 'customization'>,
+  ): JobHashers {
     const info = new Map<string, AlgorithmInfo>(algorithms().map((a) => [a.name, a]));
     const hashers = new Map<string, Hasher>();
     for (const name of names) {
@@ -22,7 +24,9 @@ export class JobHashers {
         createHasher(name, {
           outputLength: algorithm?.xof ? options.outputLength : undefined,
           customization:
-            algorithm?.customizable && options.customization ? Buffer.from(options.customization, 'hex') : undefined,
+            algorithm?.customizable && options.customization
+              ? Buffer.from(options.customization, 'hex')
+              : undefined,
         }),
       );
     }
@@ -53,7 +57,9 @@ export class JobHashers {
 
   /** Serialized states. They hold a plaintext tail of the input: never log them. */
   serialize(): Map<string, Buffer> {
-    return new Map([...this.hashers].map(([name, hasher]) => [name, Buffer.from(hasher.serialize())]));
+    return new Map(
+      [...this.hashers].map(([name, hasher]) => [name, Buffer.from(hasher.serialize())]),
+    );
   }
 
   digests(): Record<string, DigestValue> {

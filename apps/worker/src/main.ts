@@ -1,8 +1,10 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
+
 import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { algorithms } from '@hashq/native';
-import { WorkerModule } from './worker.module.js';
+import { NestFactory } from '@nestjs/core';
+
+import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
@@ -16,7 +18,10 @@ async function bootstrap(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       setTimeout(() => {
-        log.error({ signal, timeoutMs: settings.shutdownTimeoutMs }, 'shutdown took too long: exiting');
+        log.error(
+          { signal, timeoutMs: settings.shutdownTimeoutMs },
+          'shutdown took too long: exiting',
+        );
         process.exit(1);
       }, settings.shutdownTimeoutMs).unref();
     });
@@ -32,7 +37,9 @@ async function bootstrap(): Promise<void> {
       stateKeyIds: config.stateKeys.map((key) => key.id), // the first seals new checkpoints
       ...settings,
       // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
-      implementations: Object.fromEntries(algorithms().map((algorithm) => [algorithm.name, algorithm.implementation])),
+      implementations: Object.fromEntries(
+        algorithms().map((algorithm) => [algorithm.name, algorithm.implementation]),
+      ),
     },
     'worker started',
   );

@@ -1,4 +1,5 @@
 import { isConnectionError } from '@hashq/database';
+
 import { LeaseLostError } from './job-errors';
 import { retryWhileUnavailable } from './outage-retry';
 
@@ -16,7 +17,9 @@ describe('retryWhileUnavailable', () => {
       },
     };
   }
-  const transient = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+  const transient = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+    code: 'ECONNREFUSED',
+  });
 
   it('retries connection errors with capped exponential backoff and returns the result', async () => {
     const time = clock();
@@ -27,7 +30,14 @@ describe('retryWhileUnavailable', () => {
         if (++calls <= 6) throw transient;
         return 'committed';
       },
-      { maxMs: 60_000, initialDelayMs: 100, maxDelayMs: 1000, isTransient: isConnectionError, ...time, onRecovered: (n) => recovered.push(n) },
+      {
+        maxMs: 60_000,
+        initialDelayMs: 100,
+        maxDelayMs: 1000,
+        isTransient: isConnectionError,
+        ...time,
+        onRecovered: (n) => recovered.push(n),
+      },
     );
     expect(result).toBe('committed');
     expect(calls).toBe(7);
@@ -50,7 +60,13 @@ describe('retryWhileUnavailable', () => {
           calls++;
           throw transient;
         },
-        { maxMs: 5000, initialDelayMs: 100, maxDelayMs: 1000, isTransient: isConnectionError, ...time },
+        {
+          maxMs: 5000,
+          initialDelayMs: 100,
+          maxDelayMs: 1000,
+          isTransient: isConnectionError,
+          ...time,
+        },
       ),
     ).rejects.toBe(transient);
     const slept = time.sleeps.reduce((a, b) => a + b, 0);
@@ -60,7 +76,9 @@ describe('retryWhileUnavailable', () => {
   });
 
   it('never retries a lost lease, a constraint violation, or anything when maxMs is 0', async () => {
-    const constraint = Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' });
+    const constraint = Object.assign(new Error('duplicate key value violates unique constraint'), {
+      code: '23505',
+    });
     for (const error of [new LeaseLostError('j', 3), constraint, new Error('boom')]) {
       const time = clock();
       let calls = 0;
@@ -70,7 +88,13 @@ describe('retryWhileUnavailable', () => {
             calls++;
             throw error;
           },
-          { maxMs: 60_000, initialDelayMs: 100, maxDelayMs: 1000, isTransient: isConnectionError, ...time },
+          {
+            maxMs: 60_000,
+            initialDelayMs: 100,
+            maxDelayMs: 1000,
+            isTransient: isConnectionError,
+            ...time,
+          },
         ),
       ).rejects.toBe(error);
       expect([calls, time.sleeps.length]).toEqual([1, 0]);
@@ -83,7 +107,13 @@ describe('retryWhileUnavailable', () => {
           calls++;
           throw transient;
         },
-        { maxMs: 0, initialDelayMs: 100, maxDelayMs: 1000, isTransient: isConnectionError, ...time },
+        {
+          maxMs: 0,
+          initialDelayMs: 100,
+          maxDelayMs: 1000,
+          isTransient: isConnectionError,
+          ...time,
+        },
       ),
     ).rejects.toBe(transient);
     expect(calls).toBe(1);

@@ -21,9 +21,13 @@ export interface OutageRetryPolicy {
   now?(): number;
 }
 
-export async function retryWhileUnavailable<T>(write: () => Promise<T>, policy: OutageRetryPolicy): Promise<T> {
+export async function retryWhileUnavailable<T>(
+  write: () => Promise<T>,
+  policy: OutageRetryPolicy,
+): Promise<T> {
   const now = policy.now ?? Date.now;
-  const sleep = policy.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const sleep =
+    policy.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const started = now();
   for (let attempt = 1; ; attempt++) {
     try {
@@ -32,7 +36,10 @@ export async function retryWhileUnavailable<T>(write: () => Promise<T>, policy: 
       return result;
     } catch (error) {
       if (!policy.isTransient(error)) throw error;
-      const base = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.min(attempt - 1, 30));
+      const base = Math.min(
+        policy.maxDelayMs,
+        policy.initialDelayMs * 2 ** Math.min(attempt - 1, 30),
+      );
       const delay = Math.round(base * (0.8 + 0.4 * Math.random()));
       const elapsed = now() - started;
       if (elapsed + delay > policy.maxMs) throw error;

@@ -37,7 +37,9 @@ export class RunTimings {
     phases: Record<string, number>;
     checkpoints: { count: number; ms: number };
   } {
-    const ms = Object.fromEntries(Object.entries(this.waits).map(([stage, value]) => [stage, Math.round(value)]));
+    const ms = Object.fromEntries(
+      Object.entries(this.waits).map(([stage, value]) => [stage, Math.round(value)]),
+    );
     const checkpoints = { count: this.checkpoints.count, ms: Math.round(this.checkpoints.ms) };
     return { ms, phases: this.phases, checkpoints };
   }

@@ -1,9 +1,11 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as zlib from 'node:zlib';
+
 import type { OpenedSource, S3ObjectLayout } from '@hashq/sources';
+
 import { StateInvalidError } from './job-errors';
 import { JobHashers } from './job-hashers';
-import { S3_CHECKSUM_STATE, S3ChecksumHashers, s3ChecksumError } from './s3-checksum';
+import { S3_CHECKSUM_STATE, s3ChecksumError, S3ChecksumHashers } from './s3-checksum';
 
 /** Oracle: node:crypto and zlib.crc32 (Node >= 20.15). */
 const zlibCrc32 = (zlib as unknown as { crc32?: (data: Buffer) => number }).crc32;
@@ -19,17 +21,35 @@ function parts(data: Buffer, sizes: number[]): Buffer[] {
   return sizes.map((size) => data.subarray(at, (at += size)));
 }
 function composite(algorithm: string, data: Buffer, sizes: number[], hex = false): string {
-  const outer = digest(algorithm, Buffer.concat(parts(data, sizes).map((part) => digest(algorithm, part))));
+  const outer = digest(
+    algorithm,
+    Buffer.concat(parts(data, sizes).map((part) => digest(algorithm, part))),
+  );
   return `${outer.toString(hex ? 'hex' : 'base64')}-${sizes.length}`;
 }
 
 const ALGORITHMS = ['sha256', 'sha1', 'md5', 'crc32', 'crc64nvme'];
 
-function layoutOf(data: Buffer, partSizes: number[] | null, extra: Partial<S3ObjectLayout> = {}): S3ObjectLayout {
-  return { etag: '"e"', versionId: null, size: data.length, partSizes, stored: {}, storedType: null, ...extra };
+function layoutOf(
+  data: Buffer,
+  partSizes: number[] | null,
+  extra: Partial<S3ObjectLayout> = {},
+): S3ObjectLayout {
+  return {
+    etag: '"e"',
+    versionId: null,
+    size: data.length,
+    partSizes,
+    stored: {},
+    storedType: null,
+    ...extra,
+  };
 }
 const openedFor = (layout: S3ObjectLayout): OpenedSource =>
-  ({ version: { etag: layout.etag, versionId: null, size: layout.size }, size: layout.size }) as unknown as OpenedSource;
+  ({
+    version: { etag: layout.etag, versionId: null, size: layout.size },
+    size: layout.size,
+  }) as unknown as OpenedSource;
 
 /** Feeds `data` in random chunks; at `restartAt` serializes, restores into new objects and goes on. */
 async function run(data: Buffer, layout: S3ObjectLayout, restartAt: number | null) {
@@ -43,7 +63,13 @@ async function run(data: Buffer, layout: S3ObjectLayout, restartAt: number | nul
       const states = hashers.serialize();
       expect(states.has(S3_CHECKSUM_STATE)).toBe(true);
       base = JobHashers.restore(ALGORITHMS, states);
-      hashers = S3ChecksumHashers.restore(base, ALGORITHMS, states.get(S3_CHECKSUM_STATE)!, openedFor(layout), restartAt);
+      hashers = S3ChecksumHashers.restore(
+        base,
+        ALGORITHMS,
+        states.get(S3_CHECKSUM_STATE)!,
+        openedFor(layout),
+        restartAt,
+      );
       at = restartAt;
       restartAt = null;
       continue;
@@ -66,10 +92,26 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
     for (const restartAt of [null, randomInt(0, data.length), sizes[0]]) {
       const digests = await run(data, layout, restartAt);
       for (const algorithm of ['sha256', 'sha1', 'crc32']) {
-        expect(digests[algorithm].s3).toEqual({ value: composite(algorithm, data, sizes), type: 'COMPOSITE', parts: sizes.length, verified: null });
+        expect(digests[algorithm].s3).toEqual({
+          value: composite(algorithm, data, sizes),
+          type: 'COMPOSITE',
+          parts: sizes.length,
+          verified: null,
+        });
       }
-      expect(digests.md5.s3).toEqual({ value: composite('md5', data, sizes, true), type: 'COMPOSITE', parts: sizes.length, verified: null, stored: 'e' });
-      expect(digests.crc64nvme.s3).toEqual({ value: digests.crc64nvme.base64, type: 'FULL_OBJECT', parts: sizes.length, verified: null });
+      expect(digests.md5.s3).toEqual({
+        value: composite('md5', data, sizes, true),
+        type: 'COMPOSITE',
+        parts: sizes.length,
+        verified: null,
+        stored: 'e',
+      });
+      expect(digests.crc64nvme.s3).toEqual({
+        value: digests.crc64nvme.base64,
+        type: 'FULL_OBJECT',
+        parts: sizes.length,
+        verified: null,
+      });
       expect(digests.sha256.hex).toBe(digest('sha256', data).toString('hex'));
     }
   });
@@ -77,15 +119,38 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
   it('single-request object: the full digests; stored values verified or not', async () => {
     const data = randomBytes(99_999);
     const stored = { sha256: digest('sha256', data).toString('base64'), crc32: 'AAAAAA==' };
-    const layout = layoutOf(data, null, { etag: `"${digest('md5', data).toString('hex')}"`, stored, storedType: 'FULL_OBJECT' });
+    const layout = layoutOf(data, null, {
+      etag: `"${digest('md5', data).toString('hex')}"`,
+      stored,
+      storedType: 'FULL_OBJECT',
+    });
     const digests = await run(data, layout, randomInt(0, data.length));
-    expect(digests.sha256.s3).toEqual({ value: stored.sha256, type: 'FULL_OBJECT', parts: null, verified: true, stored: stored.sha256 });
-    expect(digests.crc32.s3).toMatchObject({ value: digest('crc32', data).toString('base64'), verified: false, stored: 'AAAAAA==' });
-    expect(digests.md5.s3).toMatchObject({ value: digest('md5', data).toString('hex'), verified: true });
+    expect(digests.sha256.s3).toEqual({
+      value: stored.sha256,
+      type: 'FULL_OBJECT',
+      parts: null,
+      verified: true,
+      stored: stored.sha256,
+    });
+    expect(digests.crc32.s3).toMatchObject({
+      value: digest('crc32', data).toString('base64'),
+      verified: false,
+      stored: 'AAAAAA==',
+    });
+    expect(digests.md5.s3).toMatchObject({
+      value: digest('md5', data).toString('hex'),
+      verified: true,
+    });
     expect(s3ChecksumError(digests)).toEqual({
       code: 'S3_CHECKSUM_MISMATCH',
       message: expect.stringContaining('crc32'),
-      details: { crc32: { stored: 'AAAAAA==', computed: digest('crc32', data).toString('base64'), type: 'FULL_OBJECT' } },
+      details: {
+        crc32: {
+          stored: 'AAAAAA==',
+          computed: digest('crc32', data).toString('base64'),
+          type: 'FULL_OBJECT',
+        },
+      },
     });
   });
 
@@ -93,8 +158,18 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
     const data = randomBytes(400_000);
     const sizes = [250_000, 150_000];
     const full = digest('crc32', data).toString('base64');
-    const digests = await run(data, layoutOf(data, sizes, { stored: { crc32: full }, storedType: 'FULL_OBJECT' }), null);
-    expect(digests.crc32.s3).toEqual({ value: full, type: 'FULL_OBJECT', parts: 2, verified: true, stored: full });
+    const digests = await run(
+      data,
+      layoutOf(data, sizes, { stored: { crc32: full }, storedType: 'FULL_OBJECT' }),
+      null,
+    );
+    expect(digests.crc32.s3).toEqual({
+      value: full,
+      type: 'FULL_OBJECT',
+      parts: 2,
+      verified: true,
+      stored: full,
+    });
     expect(digests.sha256.s3?.type).toBe('COMPOSITE');
     expect(s3ChecksumError(digests)).toBeUndefined();
   });
@@ -104,8 +179,16 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
     const sizes = [100_000, 200_000];
     const value = composite('sha1', data, sizes);
     const bare = value.replace(/-2$/, '');
-    for (const [stored, verified] of [[value, true], [bare, true], [`${bare}-3`, false]] as const) {
-      const digests = await run(data, layoutOf(data, sizes, { stored: { sha1: stored }, storedType: 'COMPOSITE' }), null);
+    for (const [stored, verified] of [
+      [value, true],
+      [bare, true],
+      [`${bare}-3`, false],
+    ] as const) {
+      const digests = await run(
+        data,
+        layoutOf(data, sizes, { stored: { sha1: stored }, storedType: 'COMPOSITE' }),
+        null,
+      );
       expect(digests.sha1.s3?.verified).toBe(verified);
     }
   });
@@ -117,10 +200,13 @@ describe('S3ChecksumHashers (S3 forms against node:crypto / zlib.crc32)', () => 
     const hashers = S3ChecksumHashers.create(base, ALGORITHMS, layout);
     await hashers.update(data.subarray(0, 6_000));
     const saved = hashers.serialize().get(S3_CHECKSUM_STATE)!;
-    const restore = (opened: OpenedSource, offset: number) => () => S3ChecksumHashers.restore(base, ALGORITHMS, saved, opened, offset);
+    const restore = (opened: OpenedSource, offset: number) => () =>
+      S3ChecksumHashers.restore(base, ALGORITHMS, saved, opened, offset);
     expect(restore(openedFor(layout), 6_000)).not.toThrow();
     expect(restore(openedFor({ ...layout, etag: '"other"' }), 6_000)).toThrow(StateInvalidError);
     expect(restore(openedFor(layout), 4_000)).toThrow(StateInvalidError);
-    expect(() => S3ChecksumHashers.restore(base, ALGORITHMS, Buffer.from('{'), openedFor(layout), 6_000)).toThrow(StateInvalidError);
+    expect(() =>
+      S3ChecksumHashers.restore(base, ALGORITHMS, Buffer.from('{'), openedFor(layout), 6_000),
+    ).toThrow(StateInvalidError);
   });
 });

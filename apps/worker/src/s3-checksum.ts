@@ -1,19 +1,25 @@
-import { createHasher, Hasher } from '@hashq/native';
-import { S3_CHECKSUM_ALGORITHMS, type DigestValue, type LeasedJob, type S3ChecksumValue } from '@hashq/jobs';
 import {
+  type DigestValue,
+  type LeasedJob,
+  S3_CHECKSUM_ALGORITHMS,
+  type S3ChecksumValue,
+} from '@hashq/jobs';
+import { createHasher, Hasher } from '@hashq/native';
+import {
+  type OpenedSource,
   packPartSizes,
+  type S3ObjectLayout,
   S3Source,
   sameS3Checksum,
+  type Source,
   SourceError,
   unpackPartSizes,
   unquoteEtag,
-  type OpenedSource,
-  type S3ObjectLayout,
-  type Source,
 } from '@hashq/sources';
-import type { CheckpointStore } from './checkpoint-store.js';
-import { StateInvalidError, type JobError } from './job-errors.js';
-import type { JobHashers } from './job-hashers.js';
+
+import type { CheckpointStore } from './checkpoint-store';
+import { type JobError, StateInvalidError } from './job-errors';
+import type { JobHashers } from './job-hashers';
 
 /**
  * The job option `s3Checksum`: S3's own form of each S3-supported digest.
@@ -80,19 +86,27 @@ export async function prepareS3Checksum(
   if (!job.options.s3Checksum) return null;
   const algorithms = job.algorithms.filter((name) => S3_CHECKSUM_ALGORITHMS.includes(name));
   if (!(source instanceof S3Source) || algorithms.length === 0) {
-    throw new SourceError('SOURCE_UNSUPPORTED', 's3Checksum needs an s3 source and an S3 checksum algorithm', {
-      algorithms: job.algorithms,
-    });
+    throw new SourceError(
+      'SOURCE_UNSUPPORTED',
+      's3Checksum needs an s3 source and an S3 checksum algorithm',
+      {
+        algorithms: job.algorithms,
+      },
+    );
   }
   if (job.checkpointOffset === 0) {
     const layout = await source.objectLayout(null);
     return {
       attach: (base, opened) => {
         if (layout.etag !== (opened.version.etag ?? null) || layout.size !== opened.size) {
-          throw new SourceError('SOURCE_CHANGED', 'the object changed between reading its part layout and its bytes', {
-            layout: { etag: layout.etag, size: layout.size },
-            actual: opened.version,
-          });
+          throw new SourceError(
+            'SOURCE_CHANGED',
+            'the object changed between reading its part layout and its bytes',
+            {
+              layout: { etag: layout.etag, size: layout.size },
+              actual: opened.version,
+            },
+          );
         }
         return S3ChecksumHashers.create(base, algorithms, layout);
       },
@@ -100,15 +114,23 @@ export async function prepareS3Checksum(
   }
   const saved = (await store.loadStates(job)).get(S3_CHECKSUM_STATE);
   if (!saved) throw StateInvalidError.missing(S3_CHECKSUM_STATE);
-  return { attach: (base, opened) => S3ChecksumHashers.restore(base, algorithms, saved, opened, job.checkpointOffset) };
+  return {
+    attach: (base, opened) =>
+      S3ChecksumHashers.restore(base, algorithms, saved, opened, job.checkpointOffset),
+  };
 }
 
 /** The job error for values that differ from the checksum S3 stores (digests are kept). */
 export function s3ChecksumError(digests: Record<string, DigestValue>): JobError | undefined {
-  const mismatches: Record<string, { stored: string | undefined; computed: string; type: string }> = {};
+  const mismatches: Record<string, { stored: string | undefined; computed: string; type: string }> =
+    {};
   for (const [algorithm, digest] of Object.entries(digests)) {
     if (digest.s3?.verified === false) {
-      mismatches[algorithm] = { stored: digest.s3.stored, computed: digest.s3.value, type: digest.s3.type };
+      mismatches[algorithm] = {
+        stored: digest.s3.stored,
+        computed: digest.s3.value,
+        type: digest.s3.type,
+      };
     }
   }
   const names = Object.keys(mismatches);
@@ -156,7 +178,11 @@ export class S3ChecksumHashers implements RunHashers {
     try {
       const state = JSON.parse(saved.toString('utf8')) as SavedState;
       if (state.v !== 1) throw new Error(`unknown version ${String(state.v)}`);
-      if (state.etag !== (opened.version.etag ?? null) || state.size !== opened.size || state.position !== offset) {
+      if (
+        state.etag !== (opened.version.etag ?? null) ||
+        state.size !== opened.size ||
+        state.position !== offset
+      ) {
         throw new Error('it belongs to another version of the object or another offset');
       }
       const layout: S3ObjectLayout = {
@@ -212,7 +238,9 @@ export class S3ChecksumHashers implements RunHashers {
     let at = 0;
     while (at < chunk.length) {
       if (this.partIndex >= this.partEnds.length) {
-        throw new SourceError('SOURCE_CHANGED', 'the object is longer than its parts', { position: this.position });
+        throw new SourceError('SOURCE_CHANGED', 'the object is longer than its parts', {
+          position: this.position,
+        });
       }
       const take = Math.min(this.partEnds[this.partIndex] - this.position, chunk.length - at);
       const slice = chunk.subarray(at, at + take);
@@ -225,7 +253,10 @@ export class S3ChecksumHashers implements RunHashers {
 
   /** Every part that ends at the current position goes into the outer hashers. */
   private closeFinishedParts(): void {
-    while (this.partIndex < this.partEnds.length && this.partEnds[this.partIndex] === this.position) {
+    while (
+      this.partIndex < this.partEnds.length &&
+      this.partEnds[this.partIndex] === this.position
+    ) {
       for (const plan of this.composites) {
         plan.outer!.update(plan.part!.digest());
         plan.part = createHasher(plan.algorithm);
@@ -262,7 +293,10 @@ export class S3ChecksumHashers implements RunHashers {
     const digests = this.base.digests();
     const { layout } = this;
     const parts = layout.partSizes === null ? null : layout.partSizes.length;
-    if (this.composites.length > 0 && (this.partIndex !== this.partEnds.length || this.position !== layout.size)) {
+    if (
+      this.composites.length > 0 &&
+      (this.partIndex !== this.partEnds.length || this.position !== layout.size)
+    ) {
       throw new SourceError('SOURCE_CHANGED', 'the object ended before its last part', {
         position: this.position,
         size: layout.size,
@@ -279,11 +313,19 @@ export class S3ChecksumHashers implements RunHashers {
       } else {
         value = md5 ? digest.hex : digest.base64;
       }
-      const stored = md5 ? (unquoteEtag(layout.etag) ?? undefined) : layout.stored[plan.algorithm as keyof S3ObjectLayout['stored']];
+      const stored = md5
+        ? (unquoteEtag(layout.etag) ?? undefined)
+        : layout.stored[plan.algorithm as keyof S3ObjectLayout['stored']];
       let verified: boolean | null = null;
       // An ETag is an MD5 only for unencrypted uploads: a different one proves nothing, so it never fails the job.
-      if (stored !== undefined) verified = md5 ? (stored === value ? true : null) : sameS3Checksum(value, stored);
-      const s3: S3ChecksumValue = { value, type: plan.composite ? 'COMPOSITE' : 'FULL_OBJECT', parts, verified };
+      if (stored !== undefined)
+        verified = md5 ? (stored === value ? true : null) : sameS3Checksum(value, stored);
+      const s3: S3ChecksumValue = {
+        value,
+        type: plan.composite ? 'COMPOSITE' : 'FULL_OBJECT',
+        parts,
+        verified,
+      };
       if (stored !== undefined) s3.stored = stored;
       digest.s3 = s3;
     }

@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { CHECKPOINT_BUCKETS, METRIC_NAMES } from '@hashq/jobs';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** What a hash run reports while it works (the worker's own figures; the API reports PostgreSQL's). */
 export interface RunMetrics {
@@ -69,12 +70,16 @@ export class WorkerMetrics implements RunMetrics, OnModuleInit, OnApplicationShu
       }
       this.registry.metrics().then(
         (body) => res.writeHead(200, { 'content-type': this.registry.contentType }).end(body),
-        (err: Error) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
+        (err: Error) =>
+          res.writeHead(500, { 'content-type': 'text/plain' }).end(`${err.message}\n`),
       );
     });
     await new Promise<void>((resolve) => {
       server.once('error', (err: NodeJS.ErrnoException) => {
-        this.log.warn({ port, err: { message: err.message, code: err.code } }, 'metrics endpoint not started');
+        this.log.warn(
+          { port, err: { message: err.message, code: err.code } },
+          'metrics endpoint not started',
+        );
         resolve();
       });
       server.listen(port, () => {

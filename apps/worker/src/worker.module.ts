@@ -1,17 +1,18 @@
-import { Module, type DynamicModule } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
-import { getDataSourceToken } from '@nestjs/typeorm';
-import { HASHQ_CONFIG, HASHQ_LOGGER, HashqConfigModule, type HashqConfig } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
 import { JobStoreModule, QueueReconcilerModule, redisOptions } from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
+import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
-import { BenchmarkModule } from './benchmark/benchmark.module.js';
-import { CheckpointStore } from './checkpoint-store.js';
-import { HashProcessor } from './hash.processor.js';
-import { WorkerMetrics } from './worker-metrics.js';
+
+import { BenchmarkModule } from './benchmark/benchmark.module';
+import { CheckpointStore } from './checkpoint-store';
+import { HashProcessor } from './hash.processor';
+import { WorkerMetrics } from './worker-metrics';
 
 @Module({})
 export class WorkerModule {
@@ -38,20 +39,36 @@ export class WorkerModule {
           inject: [getDataSourceToken(), HASHQ_CONFIG, HASHQ_LOGGER],
           useFactory: (dataSource: DataSource, config: HashqConfig, log: Logger) => {
             const sealer = new StateSealer(config.stateKeys);
-            return new CheckpointStore(dataSource, config.databaseSchema, sealer, config.leaseSeconds, {
-              // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
-              maxMs: config.worker.pgOutageMaxMs,
-              initialDelayMs: 200,
-              maxDelayMs: 5000,
-              isTransient: isConnectionError,
-              onRetry: (error, attempt, delayMs, elapsedMs, job) =>
-                log.warn(
-                  { jobId: job.id, fence: job.fence, attempt, delayMs, elapsedMs, err: pgErrorSummary(error) },
-                  'database unavailable: retrying the write',
-                ),
-              onRecovered: (attempts, elapsedMs, job) =>
-                log.info({ jobId: job.id, fence: job.fence, attempts, elapsedMs }, 'database back: write committed'),
-            });
+            return new CheckpointStore(
+              dataSource,
+              config.databaseSchema,
+              sealer,
+              config.leaseSeconds,
+              {
+                // PostgreSQL away: heartbeats and checkpoints retry (the position stays in memory)
+                maxMs: config.worker.pgOutageMaxMs,
+                initialDelayMs: 200,
+                maxDelayMs: 5000,
+                isTransient: isConnectionError,
+                onRetry: (error, attempt, delayMs, elapsedMs, job) =>
+                  log.warn(
+                    {
+                      jobId: job.id,
+                      fence: job.fence,
+                      attempt,
+                      delayMs,
+                      elapsedMs,
+                      err: pgErrorSummary(error),
+                    },
+                    'database unavailable: retrying the write',
+                  ),
+                onRecovered: (attempts, elapsedMs, job) =>
+                  log.info(
+                    { jobId: job.id, fence: job.fence, attempts, elapsedMs },
+                    'database back: write committed',
+                  ),
+              },
+            );
           },
         },
         {

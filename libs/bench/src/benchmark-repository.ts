@@ -49,10 +49,28 @@ function resultRows(run: BenchmarkRun): unknown[][] {
   const rows: unknown[][] = [];
   for (const s of run.series) {
     for (const l of s.lengths) {
-      rows.push([s.algorithm, s.provider, s.implementation, l.length, l.cyclesPerByte.q1, l.cyclesPerByte.median, l.cyclesPerByte.q3, l.spread]);
+      rows.push([
+        s.algorithm,
+        s.provider,
+        s.implementation,
+        l.length,
+        l.cyclesPerByte.q1,
+        l.cyclesPerByte.median,
+        l.cyclesPerByte.q3,
+        l.spread,
+      ]);
     }
     const q = s.long.cyclesPerByte;
-    rows.push([s.algorithm, s.provider, s.implementation, null, q.q1, q.median, q.q3, s.long.spread]);
+    rows.push([
+      s.algorithm,
+      s.provider,
+      s.implementation,
+      null,
+      q.q1,
+      q.median,
+      q.q3,
+      s.long.spread,
+    ]);
   }
   return rows;
 }
@@ -87,12 +105,17 @@ export class BenchmarkRepository {
 
   /** The 100 newest runs, without their reports. */
   list(): Promise<BenchmarkRunRow[]> {
-    return this.db.rows(`SELECT ${SUMMARY_COLUMNS} FROM benchmark_runs ORDER BY created_at DESC, id DESC LIMIT 100`);
+    return this.db.rows(
+      `SELECT ${SUMMARY_COLUMNS} FROM benchmark_runs ORDER BY created_at DESC, id DESC LIMIT 100`,
+    );
   }
 
   /** The run with its report, or undefined. */
   async find(id: string): Promise<BenchmarkRunRow | undefined> {
-    const [row] = await this.db.rows<BenchmarkRunRow>(`SELECT ${SUMMARY_COLUMNS}, report FROM benchmark_runs WHERE id = $1`, [id]);
+    const [row] = await this.db.rows<BenchmarkRunRow>(
+      `SELECT ${SUMMARY_COLUMNS}, report FROM benchmark_runs WHERE id = $1`,
+      [id],
+    );
     return row;
   }
 
@@ -113,14 +136,25 @@ export class BenchmarkRepository {
        ON CONFLICT (id) DO UPDATE SET status = 'succeeded', arch = $2, cpu_model = $3, machine = $4, settings = $5,
          report = $6, started_at = $7, finished_at = $8, error_message = NULL, error_code = NULL
        RETURNING id`,
-      [id ?? null, run.machine.arch, run.machine.cpuModel, run.machine, run.settings, run, run.startedAt, run.finishedAt],
+      [
+        id ?? null,
+        run.machine.arch,
+        run.machine.cpuModel,
+        run.machine,
+        run.settings,
+        run,
+        run.startedAt,
+        run.finishedAt,
+      ],
     );
     await this.db.rows('DELETE FROM benchmark_results WHERE run_id = $1', [runId]);
     const rows = resultRows(run);
     const CHUNK = 200;
     for (let i = 0; i < rows.length; i += CHUNK) {
       const chunk = rows.slice(i, i + CHUNK);
-      const values = chunk.map((_, r) => `($1, ${Array.from({ length: 8 }, (_, c) => `$${2 + r * 8 + c}`).join(', ')})`);
+      const values = chunk.map(
+        (_, r) => `($1, ${Array.from({ length: 8 }, (_, c) => `$${2 + r * 8 + c}`).join(', ')})`,
+      );
       await this.db.rows(
         `INSERT INTO benchmark_results (run_id, algorithm, provider, implementation, length, q1, median, q3, spread) VALUES ${values.join(', ')}`,
         [runId, ...chunk.flat()],
@@ -160,14 +194,22 @@ export class BenchmarkRepository {
           AND NOT EXISTS (SELECT 1 FROM benchmark_workers w
                            WHERE w.arch = r.arch AND w.seen_at > now() - make_interval(secs => $1))
         RETURNING r.id`,
-      [timeoutSeconds, BENCHMARK_NO_WORKER, `no worker of this architecture reported for ${timeoutSeconds} s`],
+      [
+        timeoutSeconds,
+        BENCHMARK_NO_WORKER,
+        `no worker of this architecture reported for ${timeoutSeconds} s`,
+      ],
     );
     return rows.map((row) => row.id);
   }
 }
 
 /** Whether a worker of `arch` reported within the last `timeoutSeconds`. */
-async function workerSeen(db: BenchmarkSql, arch: string, timeoutSeconds: number): Promise<boolean> {
+async function workerSeen(
+  db: BenchmarkSql,
+  arch: string,
+  timeoutSeconds: number,
+): Promise<boolean> {
   const [row] = await db.rows<{ seen: boolean }>(
     `SELECT EXISTS (SELECT 1 FROM benchmark_workers
                      WHERE arch = $1 AND seen_at > now() - make_interval(secs => $2)) AS seen`,

@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { loadConfig } from '@hashq/config';
 
 import { renderComparison, renderReport } from './html';
-import { runBenchmark, type Progress } from './measure';
+import { type Progress, runBenchmark } from './measure';
 import { saveRunTo } from './store';
 import { textTables } from './tables';
 import type { BenchmarkRun, Provider } from './types';
@@ -45,7 +45,9 @@ function progressBar(p: Progress): void {
   const filled = Math.round((p.done / Math.max(p.total, 1)) * width);
   const what = p.done < p.total ? `${p.algorithm} (${p.provider})` : 'done';
   const line = `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.done}/${p.total} ${what}`;
-  process.stderr.write(process.stderr.isTTY ? `\r${line.padEnd(80)}${p.done === p.total ? '\n' : ''}` : `${line}\n`);
+  process.stderr.write(
+    process.stderr.isTTY ? `\r${line.padEnd(80)}${p.done === p.total ? '\n' : ''}` : `${line}\n`,
+  );
 }
 
 async function main(): Promise<void> {

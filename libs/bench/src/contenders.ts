@@ -50,13 +50,20 @@ async function loadHashWasm(): Promise<HashWasm | undefined> {
 
 const nodeHashes = new Set(crypto.getHashes());
 
-export async function contendersFor(algorithm: string, providers: readonly Provider[]): Promise<Contender[]> {
+export async function contendersFor(
+  algorithm: string,
+  providers: readonly Provider[],
+): Promise<Contender[]> {
   const info = native.findAlgorithm(algorithm);
   if (!info) throw new Error(`unknown algorithm: ${algorithm}`);
   const list: Contender[] = [];
   const want = new Set(providers);
   if (want.has('hashq')) {
-    list.push({ provider: 'hashq', implementation: info.implementation, hash: (m) => native.hash(algorithm, m) });
+    list.push({
+      provider: 'hashq',
+      implementation: info.implementation,
+      hash: (m) => native.hash(algorithm, m),
+    });
   }
   if (nodeHashes.has(algorithm)) {
     const options = info.xof ? { outputLength: info.digestLength } : undefined;
@@ -69,7 +76,11 @@ export async function contendersFor(algorithm: string, providers: readonly Provi
     }
     // crypto.hash() (Node ≥ 20.12) has no output length for XOFs
     if (want.has('node-hash') && typeof crypto.hash === 'function' && !info.xof) {
-      list.push({ provider: 'node-hash', implementation: 'openssl', hash: (m) => crypto.hash(algorithm, m, 'buffer') });
+      list.push({
+        provider: 'node-hash',
+        implementation: 'openssl',
+        hash: (m) => crypto.hash(algorithm, m, 'buffer'),
+      });
     }
   }
   const hw = want.has('hash-wasm') ? await loadHashWasm() : undefined;

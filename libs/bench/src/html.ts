@@ -3,11 +3,14 @@
  * external requests) in the manner of an eBASH result page.
  */
 import { loadU54Reference, type Reference } from './reference';
-import { fmt, keyTitle, seriesName, tableKeys, tableRows, type TableKey } from './tables';
+import { fmt, keyTitle, seriesName, type TableKey, tableKeys, tableRows } from './tables';
 import type { BenchmarkRun, SeriesResult } from './types';
 
 const esc = (s: unknown) =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  String(s).replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 
 const STYLE = `
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;color:#1d2330;padding:0 1rem}
@@ -22,9 +25,11 @@ figure{margin:0}svg text{font:11px system-ui,sans-serif;fill:#3b4252}.note{color
 .faster{color:#1e7b34}.slower{color:#c0392b}`;
 
 function page(title: string, body: string): string {
-  return `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title>` +
     `<meta name="viewport" content="width=device-width,initial-scale=1"><style>${STYLE}</style></head>` +
-    `<body>${body}</body></html>\n`;
+    `<body>${body}</body></html>\n`
+  );
 }
 
 function machineBlock(run: BenchmarkRun): string {
@@ -33,14 +38,31 @@ function machineBlock(run: BenchmarkRun): string {
     ['architecture', m.arch],
     ['CPU', `${m.cpuModel} (${m.cores} cores)`],
     ['OS', m.os],
-    ['counter', `${m.counter}, ${(m.counterHz / 1e9).toFixed(4)} GHz measured against the monotonic clock`],
-    ['core clock', `≈ ${(m.coreHzEstimate / 1e9).toFixed(2)} GHz (ESTIMATE from a chain of dependent adds)`],
+    [
+      'counter',
+      `${m.counter}, ${(m.counterHz / 1e9).toFixed(4)} GHz measured against the monotonic clock`,
+    ],
+    [
+      'core clock',
+      `≈ ${(m.coreHzEstimate / 1e9).toFixed(2)} GHz (ESTIMATE from a chain of dependent adds)`,
+    ],
     ['Node.js', m.node],
     ['@hashq/native', m.libraryVersion],
     ['host', m.hostname],
-    ['run', `${run.startedAt}, ${(run.durationMs / 1000).toFixed(1)} s${run.settings.quick ? ', quick mode' : ''}`],
-    ['method', `${run.settings.measurements} measurements per length (${run.settings.longMeasurements} at ${run.settings.longFrom} and ${run.settings.longTo} bytes), random messages, counter overhead of ${run.settings.counterOverhead} ticks subtracted`],
-    ['implementations', Object.entries(m.implementations).map(([a, i]) => `${a}: ${i}`).join(', ')],
+    [
+      'run',
+      `${run.startedAt}, ${(run.durationMs / 1000).toFixed(1)} s${run.settings.quick ? ', quick mode' : ''}`,
+    ],
+    [
+      'method',
+      `${run.settings.measurements} measurements per length (${run.settings.longMeasurements} at ${run.settings.longFrom} and ${run.settings.longTo} bytes), random messages, counter overhead of ${run.settings.counterOverhead} ticks subtracted`,
+    ],
+    [
+      'implementations',
+      Object.entries(m.implementations)
+        .map(([a, i]) => `${a}: ${i}`)
+        .join(', '),
+    ],
   ];
   return `<dl class="machine">${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`;
 }
@@ -52,42 +74,64 @@ const PALETTE = (i: number) => `hsl(${Math.round((i * 137.508) % 360)} 65% 40%)`
  * algorithm of our addon (lengths ≥ 1; "long" drawn at the slope's end). */
 export function plotSvg(run: BenchmarkRun): string {
   const series = run.series.filter((s) => s.provider === 'hashq');
-  const W = 1040, H = 520, L = 60, R = 230, T = 20, B = 45;
-  const points = (s: SeriesResult) => [
-    ...s.lengths.filter((l) => l.length > 0).map((l) => [l.length, l.cyclesPerByte.median] as const),
-    [run.settings.longTo, s.long.cyclesPerByte.median] as const,
-  ].filter(([, y]) => y > 0);
+  const W = 1040,
+    H = 520,
+    L = 60,
+    R = 230,
+    T = 20,
+    B = 45;
+  const points = (s: SeriesResult) =>
+    [
+      ...s.lengths
+        .filter((l) => l.length > 0)
+        .map((l) => [l.length, l.cyclesPerByte.median] as const),
+      [run.settings.longTo, s.long.cyclesPerByte.median] as const,
+    ].filter(([, y]) => y > 0);
   const all = series.flatMap(points);
   const xs = all.map(([x]) => Math.log2(x));
   const ys = all.map(([, y]) => Math.log10(y));
-  const x0 = Math.min(0, ...xs), x1 = Math.max(1, ...xs);
-  const y0 = Math.floor(Math.min(...ys, 0)), y1 = Math.ceil(Math.max(...ys, 1));
+  const x0 = Math.min(0, ...xs),
+    x1 = Math.max(1, ...xs);
+  const y0 = Math.floor(Math.min(...ys, 0)),
+    y1 = Math.ceil(Math.max(...ys, 1));
   const px = (x: number) => L + ((Math.log2(x) - x0) / (x1 - x0)) * (W - L - R);
   const py = (y: number) => T + (1 - (Math.log10(y) - y0) / (y1 - y0)) * (H - T - B);
   const grid: string[] = [];
   for (let e = Math.ceil(x0); e <= x1; e += 2) {
     const x = px(2 ** e);
-    grid.push(`<line x1="${x.toFixed(1)}" y1="${T}" x2="${x.toFixed(1)}" y2="${H - B}" stroke="#e5e9f0"/>`);
-    grid.push(`<text x="${x.toFixed(1)}" y="${H - B + 15}" text-anchor="middle">${2 ** e >= 1024 ? `${2 ** e / 1024}K` : 2 ** e}</text>`);
+    grid.push(
+      `<line x1="${x.toFixed(1)}" y1="${T}" x2="${x.toFixed(1)}" y2="${H - B}" stroke="#e5e9f0"/>`,
+    );
+    grid.push(
+      `<text x="${x.toFixed(1)}" y="${H - B + 15}" text-anchor="middle">${2 ** e >= 1024 ? `${2 ** e / 1024}K` : 2 ** e}</text>`,
+    );
   }
   for (let e = y0; e <= y1; e++) {
     const y = py(10 ** e);
-    grid.push(`<line x1="${L}" y1="${y.toFixed(1)}" x2="${W - R}" y2="${y.toFixed(1)}" stroke="#e5e9f0"/>`);
+    grid.push(
+      `<line x1="${L}" y1="${y.toFixed(1)}" x2="${W - R}" y2="${y.toFixed(1)}" stroke="#e5e9f0"/>`,
+    );
     grid.push(`<text x="${L - 6}" y="${(y + 4).toFixed(1)}" text-anchor="end">${10 ** e}</text>`);
   }
   const lines = series.map((s, i) => {
     const color = PALETTE(i);
     const dash = ['', ' stroke-dasharray="6 3"', ' stroke-dasharray="2 2"'][i % 3];
-    const pts = points(s).map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`).join(' ');
+    const pts = points(s)
+      .map(([x, y]) => `${px(x).toFixed(1)},${py(y).toFixed(1)}`)
+      .join(' ');
     const ly = T + 4 + i * Math.min(18, (H - T - B) / Math.max(series.length, 1));
-    return `<g class="series" data-algorithm="${esc(s.algorithm)}"><polyline fill="none" stroke="${color}" stroke-width="1.6"${dash} points="${pts}"/>` +
+    return (
+      `<g class="series" data-algorithm="${esc(s.algorithm)}"><polyline fill="none" stroke="${color}" stroke-width="1.6"${dash} points="${pts}"/>` +
       `<line x1="${W - R + 12}" y1="${ly.toFixed(1)}" x2="${W - R + 30}" y2="${ly.toFixed(1)}" stroke="${color}" stroke-width="3"${dash}/>` +
-      `<text x="${W - R + 36}" y="${(ly + 4).toFixed(1)}">${esc(s.algorithm)} (${esc(s.implementation)})</text></g>`;
+      `<text x="${W - R + 36}" y="${(ly + 4).toFixed(1)}">${esc(s.algorithm)} (${esc(s.implementation)})</text></g>`
+    );
   });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="cycles per byte against message length">` +
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="cycles per byte against message length">` +
     `${grid.join('')}<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#9aa3b2"/>${lines.join('')}` +
     `<text x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle">message length, bytes (log scale; last point: long-message slope)</text>` +
-    `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(run.machine.counter)} ticks per byte (log scale)</text></svg>`;
+    `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${esc(run.machine.counter)} ticks per byte (log scale)</text></svg>`
+  );
 }
 
 function referenceKey(key: TableKey): string {
@@ -95,8 +139,9 @@ function referenceKey(key: TableKey): string {
 }
 
 function lengthTable(run: BenchmarkRun, key: TableKey, reference?: Reference): string {
-  const rows = tableRows(run, key).map((r) =>
-    `<tr class="${r.provider === 'hashq' ? 'ours' : 'other'}"><td>${fmt(r.cyclesPerByte.q1)}</td><td>${fmt(r.cyclesPerByte.median)}</td>` +
+  const rows = tableRows(run, key).map(
+    (r) =>
+      `<tr class="${r.provider === 'hashq' ? 'ours' : 'other'}"><td>${fmt(r.cyclesPerByte.q1)}</td><td>${fmt(r.cyclesPerByte.median)}</td>` +
       `<td>${fmt(r.cyclesPerByte.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td><td class="name">${esc(seriesName(r))}</td>` +
       `<td class="name">${esc(r.implementation)}</td><td>${fmt(r.nsPerByte)}</td><td>${key === 0 ? '' : fmt(r.mbPerSecond)}</td><td>${fmt(r.coreCyclesPerByte)}</td></tr>`,
   );
@@ -104,13 +149,17 @@ function lengthTable(run: BenchmarkRun, key: TableKey, reference?: Reference): s
   const beside = run.machine.arch === reference?.arch;
   if (beside) {
     for (const r of refRows) {
-      rows.push(`<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td>` +
-        `<td class="name">${esc(r.primitive)}</td><td class="name">eBASH U54 (core cycles)</td><td></td><td></td><td></td></tr>`);
+      rows.push(
+        `<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td>` +
+          `<td class="name">${esc(r.primitive)}</td><td class="name">eBASH U54 (core cycles)</td><td></td><td></td><td></td></tr>`,
+      );
     }
   }
-  return `<section><h3>${esc(keyTitle(key, run))}</h3><table><thead><tr><th>25%</th><th>50%</th><th>75%</th><th></th>` +
+  return (
+    `<section><h3>${esc(keyTitle(key, run))}</h3><table><thead><tr><th>25%</th><th>50%</th><th>75%</th><th></th>` +
     `<th class="name">algorithm</th><th class="name">implementation</th><th>${key === 0 ? 'ns' : 'ns/B'}</th><th>MB/s</th><th>≈core c/B</th></tr></thead>` +
-    `<tbody>${rows.join('')}</tbody></table></section>`;
+    `<tbody>${rows.join('')}</tbody></table></section>`
+  );
 }
 
 function serializeTable(run: BenchmarkRun): string {
@@ -128,13 +177,19 @@ function serializeTable(run: BenchmarkRun): string {
 function referenceSection(reference: Reference): string {
   const keys = Object.keys(reference.lengths);
   const tables = keys.map((k) => {
-    const rows = reference.lengths[k].map((r) => `<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td><td class="name">${esc(r.primitive)}</td></tr>`);
+    const rows = reference.lengths[k].map(
+      (r) =>
+        `<tr class="ref"><td>${fmt(r.q1)}</td><td>${fmt(r.median)}</td><td>${fmt(r.q3)}</td><td class="spread">${r.spread ? '?' : ''}</td><td class="name">${esc(r.primitive)}</td></tr>`,
+    );
     return `<section><h3>${k === 'long' ? 'long messages' : `${k} bytes`}</h3><table><thead><tr><th>25%</th><th>50%</th><th>75%</th><th></th><th class="name">primitive</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
   });
   return `<h2>Reference: eBASH, ${esc(reference.machine)}</h2><p class="note">Source: ${esc(reference.source)}. ${esc(reference.unit)}, core cycles of the eBASH C implementations.</p><div class="tables">${tables.join('')}</div>`;
 }
 
-export function renderReport(run: BenchmarkRun, reference: Reference | undefined = loadU54Reference()): string {
+export function renderReport(
+  run: BenchmarkRun,
+  reference: Reference | undefined = loadU54Reference(),
+): string {
   const title = `hashq benchmark: ${run.machine.arch}, ${run.machine.cpuModel}`;
   const body = [
     `<h1>${esc(title)}</h1>`,
@@ -143,7 +198,9 @@ export function renderReport(run: BenchmarkRun, reference: Reference | undefined
       `not core cycles; "≈core c/B" converts with the estimated core clock. "?" marks quartiles further apart than 10 % of the median.</p>`,
     `<h2>Machine</h2>${machineBlock(run)}`,
     `<h2>Cycles per byte against message length</h2><figure>${plotSvg(run)}</figure>`,
-    `<h2>Tables per message length</h2><div class="tables">${tableKeys(run).map((k) => lengthTable(run, k, reference)).join('')}</div>`,
+    `<h2>Tables per message length</h2><div class="tables">${tableKeys(run)
+      .map((k) => lengthTable(run, k, reference))
+      .join('')}</div>`,
     `<h2>serialize() + Hasher.restore() (${esc(run.machine.counter)} ticks)</h2>${serializeTable(run)}`,
     reference ? referenceSection(reference) : '',
   ];
@@ -152,7 +209,8 @@ export function renderReport(run: BenchmarkRun, reference: Reference | undefined
 
 /** Two runs side by side: median cycles/byte per series and length, and B ÷ A. */
 export function renderComparison(a: BenchmarkRun, b: BenchmarkRun): string {
-  const name = (r: BenchmarkRun, tag: string) => `${tag}: ${r.label ?? r.id ?? r.startedAt} (${r.machine.arch}, ${r.machine.cpuModel})`;
+  const name = (r: BenchmarkRun, tag: string) =>
+    `${tag}: ${r.label ?? r.id ?? r.startedAt} (${r.machine.arch}, ${r.machine.cpuModel})`;
   const keys = tableKeys(a).filter((k) => k === 'long' || b.settings.lengths.includes(k));
   const sections = keys.map((key) => {
     const rowsA = new Map(tableRows(a, key).map((r) => [`${r.algorithm}|${r.provider}`, r]));
@@ -162,11 +220,15 @@ export function renderComparison(a: BenchmarkRun, b: BenchmarkRun): string {
         const ra = rowsA.get(`${rb.algorithm}|${rb.provider}`)!;
         const ratio = rb.cyclesPerByte.median / ra.cyclesPerByte.median;
         const cls = ratio < 0.95 ? 'faster' : ratio > 1.05 ? 'slower' : '';
-        return `<tr><td class="name">${esc(seriesName(rb))}</td><td class="name">${esc(ra.implementation)}</td><td>${fmt(ra.cyclesPerByte.median)}</td>` +
-          `<td class="name">${esc(rb.implementation)}</td><td>${fmt(rb.cyclesPerByte.median)}</td><td class="${cls}">${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}</td></tr>`;
+        return (
+          `<tr><td class="name">${esc(seriesName(rb))}</td><td class="name">${esc(ra.implementation)}</td><td>${fmt(ra.cyclesPerByte.median)}</td>` +
+          `<td class="name">${esc(rb.implementation)}</td><td>${fmt(rb.cyclesPerByte.median)}</td><td class="${cls}">${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'}</td></tr>`
+        );
       });
-    return `<section><h3>${esc(keyTitle(key, a))}</h3><table class="compare"><thead><tr><th class="name">algorithm</th><th class="name">impl A</th><th>A c/B</th>` +
-      `<th class="name">impl B</th><th>B c/B</th><th>B ÷ A</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
+    return (
+      `<section><h3>${esc(keyTitle(key, a))}</h3><table class="compare"><thead><tr><th class="name">algorithm</th><th class="name">impl A</th><th>A c/B</th>` +
+      `<th class="name">impl B</th><th>B c/B</th><th>B ÷ A</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`
+    );
   });
   const body = [
     `<h1>hashq benchmark comparison</h1>`,

@@ -15,7 +15,9 @@ import type { MachineRecord } from './types';
 /** @hashq/native's version: its package.json as installed. */
 function nativeVersion(): string {
   const file = findUp(path.join('node_modules', '@hashq', 'native', 'package.json'));
-  return file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version : 'unknown';
+  return file
+    ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
+    : 'unknown';
 }
 
 /** A counter reading with the monotonic time around it; retried until the
@@ -52,10 +54,22 @@ export function measureCounterHz(ms = 100, rounds = 3): number {
 function addChain(iterations: number, y: number): number {
   let x = 0;
   for (let i = 0; i < iterations; i++) {
-    x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0;
-    x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0;
-    x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0;
-    x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0; x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
+    x = (x + y) | 0;
   }
   return x;
 }

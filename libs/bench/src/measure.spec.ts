@@ -32,7 +32,11 @@ describe('a quick benchmark run', () => {
   let b: BenchmarkRun;
 
   beforeAll(async () => {
-    const options = { quick: true, algorithms: ['sha256', 'sha3-256', 'ascon-hash256'], label: 'A' };
+    const options = {
+      quick: true,
+      algorithms: ['sha256', 'sha3-256', 'ascon-hash256'],
+      label: 'A',
+    };
     a = await runBenchmark(options);
     b = await runBenchmark({ ...options, label: 'B' });
   });
@@ -50,9 +54,12 @@ describe('a quick benchmark run', () => {
     const ours = a.series.filter((s) => s.provider === 'hashq').map((s) => s.algorithm);
     expect(ours.sort()).toEqual(['ascon-hash256', 'sha256', 'sha3-256']);
     // Node's crypto and hash-wasm have sha256; nobody else has Ascon
-    expect(a.series.filter((s) => s.algorithm === 'sha256').map((s) => s.provider).sort()).toEqual(
-      ['hash-wasm', 'hashq', 'node-createHash', 'node-hash'],
-    );
+    expect(
+      a.series
+        .filter((s) => s.algorithm === 'sha256')
+        .map((s) => s.provider)
+        .sort(),
+    ).toEqual(['hash-wasm', 'hashq', 'node-createHash', 'node-hash']);
     expect(a.series.filter((s) => s.algorithm === 'ascon-hash256')).toHaveLength(1);
     for (const s of a.series) {
       expect(s.lengths.map((l) => l.length)).toEqual(a.settings.lengths);
@@ -81,7 +88,8 @@ describe('a quick benchmark run', () => {
     expect(html).not.toMatch(/<script|https?:\/\/(?!www\.w3\.org\/2000\/svg)/);
     const svg = html.match(/<svg[\s\S]*?<\/svg>/)![0];
     expect(svg.match(/<g class="series"/g)).toHaveLength(3);
-    for (const name of ['sha256', 'sha3-256', 'ascon-hash256']) expect(svg).toContain(`data-algorithm="${name}"`);
+    for (const name of ['sha256', 'sha3-256', 'ascon-hash256'])
+      expect(svg).toContain(`data-algorithm="${name}"`);
     expect(html).toContain('Machine');
     expect(html).toContain(a.machine.cpuModel);
   });
@@ -91,8 +99,12 @@ describe('a quick benchmark run', () => {
     expect(html).toContain('A: A (');
     expect(html).toContain('B: B (');
     const pick = (run: BenchmarkRun) =>
-      run.series.find((s) => s.algorithm === 'sha3-256' && s.provider === 'hashq')!.lengths.find((l) => l.length === 64)!.cyclesPerByte.median;
+      run.series
+        .find((s) => s.algorithm === 'sha3-256' && s.provider === 'hashq')!
+        .lengths.find((l) => l.length === 64)!.cyclesPerByte.median;
     const ratio = (pick(b) / pick(a)).toFixed(2);
-    expect(html).toMatch(new RegExp(`<td class="name">sha3-256</td>.*?<td[^>]*>${ratio.replace('.', '\\.')}</td>`));
+    expect(html).toMatch(
+      new RegExp(`<td class="name">sha3-256</td>.*?<td[^>]*>${ratio.replace('.', '\\.')}</td>`),
+    );
   });
 });

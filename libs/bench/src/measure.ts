@@ -7,13 +7,22 @@ import * as crypto from 'node:crypto';
 
 import * as native from '@hashq/native';
 
-import { contendersFor, type Contender } from './contenders';
+import { type Contender, contendersFor } from './contenders';
 import { machineRecord } from './machine';
-import { isSpread, longSlope, median, quartiles, scaleQuartiles, type Quartiles } from './stats';
-import { PROVIDERS, type BenchmarkRun, type BenchmarkSettings, type LengthResult, type Provider, type SeriesResult } from './types';
+import { isSpread, longSlope, median, type Quartiles, quartiles, scaleQuartiles } from './stats';
+import {
+  type BenchmarkRun,
+  type BenchmarkSettings,
+  type LengthResult,
+  type Provider,
+  PROVIDERS,
+  type SeriesResult,
+} from './types';
 
 /** The default grid: 0..4096 bytes with eBASH's 8, 64, 576, 1536, 4096. */
-export const DEFAULT_LENGTHS = [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 576, 1024, 1536, 2048, 4096];
+export const DEFAULT_LENGTHS = [
+  0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 576, 1024, 1536, 2048, 4096,
+];
 export const QUICK_LENGTHS = [0, 8, 64, 576, 1536, 4096];
 /** "Long messages": the per-byte slope between these two lengths. */
 export const LONG_FROM = 16384;
@@ -49,7 +58,13 @@ export function counterOverhead(samples = 1001): number {
 }
 
 /** Ticks of `count` single calls on random messages of `length` bytes. */
-function timeCalls(fn: (m: Uint8Array) => unknown, pool: Buffer, length: number, count: number, overhead: number): number[] {
+function timeCalls(
+  fn: (m: Uint8Array) => unknown,
+  pool: Buffer,
+  length: number,
+  count: number,
+  overhead: number,
+): number[] {
   const ticks: number[] = [];
   for (let i = 0; i < 3; i++) fn(pool.subarray(0, length)); // warm up
   for (let i = 0; i < count; i++) {
@@ -73,17 +88,35 @@ function lengthResult(length: number, ticks: number[]): LengthResult {
   };
 }
 
-function measureSeries(algorithm: string, c: Contender, s: BenchmarkSettings, pool: Buffer): SeriesResult {
-  const lengths = s.lengths.map((len) => lengthResult(len, timeCalls(c.hash, pool, len, s.measurements, s.counterOverhead)));
-  const from = lengthResult(s.longFrom, timeCalls(c.hash, pool, s.longFrom, s.longMeasurements, s.counterOverhead));
-  const to = lengthResult(s.longTo, timeCalls(c.hash, pool, s.longTo, s.longMeasurements, s.counterOverhead));
+function measureSeries(
+  algorithm: string,
+  c: Contender,
+  s: BenchmarkSettings,
+  pool: Buffer,
+): SeriesResult {
+  const lengths = s.lengths.map((len) =>
+    lengthResult(len, timeCalls(c.hash, pool, len, s.measurements, s.counterOverhead)),
+  );
+  const from = lengthResult(
+    s.longFrom,
+    timeCalls(c.hash, pool, s.longFrom, s.longMeasurements, s.counterOverhead),
+  );
+  const to = lengthResult(
+    s.longTo,
+    timeCalls(c.hash, pool, s.longTo, s.longMeasurements, s.counterOverhead),
+  );
   const slope = longSlope(from, to);
   const series: SeriesResult = {
     algorithm,
     provider: c.provider,
     implementation: c.implementation,
     lengths,
-    long: { from: s.longFrom, to: s.longTo, cyclesPerByte: slope, spread: from.spread || to.spread || isSpread(slope) },
+    long: {
+      from: s.longFrom,
+      to: s.longTo,
+      cyclesPerByte: slope,
+      spread: from.spread || to.spread || isSpread(slope),
+    },
   };
   if (c.provider === 'hashq') series.serializeRestore = serializeRestoreCost(algorithm, s, pool);
   return series;
@@ -93,7 +126,13 @@ function measureSeries(algorithm: string, c: Contender, s: BenchmarkSettings, po
 function serializeRestoreCost(algorithm: string, s: BenchmarkSettings, pool: Buffer): Quartiles {
   const h = native.createHasher(algorithm);
   h.update(pool.subarray(0, 100));
-  const ticks = timeCalls(() => native.Hasher.restore(h.serialize()), pool, 0, s.measurements, s.counterOverhead);
+  const ticks = timeCalls(
+    () => native.Hasher.restore(h.serialize()),
+    pool,
+    0,
+    s.measurements,
+    s.counterOverhead,
+  );
   return quartiles(ticks);
 }
 
@@ -106,7 +145,9 @@ export function settingsFor(options: BenchmarkOptions): BenchmarkSettings {
   const providers = options.providers?.length ? options.providers : [...PROVIDERS];
   const badProvider = providers.filter((p) => !PROVIDERS.includes(p));
   if (badProvider.length) throw new Error(`unknown implementation(s): ${badProvider.join(', ')}`);
-  const lengths = [...new Set(options.lengths?.length ? options.lengths : quick ? QUICK_LENGTHS : DEFAULT_LENGTHS)].sort((a, b) => a - b);
+  const lengths = [
+    ...new Set(options.lengths?.length ? options.lengths : quick ? QUICK_LENGTHS : DEFAULT_LENGTHS),
+  ].sort((a, b) => a - b);
   if (lengths.some((l) => !Number.isInteger(l) || l < 0 || l > SAMPLE_POOL / 2)) {
     throw new Error(`lengths must be integers in 0..${SAMPLE_POOL / 2}`);
   }
@@ -124,14 +165,18 @@ export function settingsFor(options: BenchmarkOptions): BenchmarkSettings {
 }
 
 /** A full run: machine record, then every algorithm × contender. */
-export async function runBenchmark(options: BenchmarkOptions = {}, onProgress?: (p: Progress) => void): Promise<BenchmarkRun> {
+export async function runBenchmark(
+  options: BenchmarkOptions = {},
+  onProgress?: (p: Progress) => void,
+): Promise<BenchmarkRun> {
   const started = Date.now();
   const settings = settingsFor(options);
   const machine = machineRecord(settings.quick);
   const pool = crypto.randomBytes(SAMPLE_POOL);
   const plan: { algorithm: string; contender: Contender }[] = [];
   for (const algorithm of settings.algorithms) {
-    for (const contender of await contendersFor(algorithm, settings.providers)) plan.push({ algorithm, contender });
+    for (const contender of await contendersFor(algorithm, settings.providers))
+      plan.push({ algorithm, contender });
   }
   const series: SeriesResult[] = [];
   for (const [i, { algorithm, contender }] of plan.entries()) {

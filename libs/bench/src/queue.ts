@@ -3,7 +3,15 @@
  * BullMQ queue per architecture, named after Node's process.arch.
  */
 export const BENCHMARK_ARCHS = [
-  'x64', 'arm64', 'riscv64', 'arm', 'ia32', 'ppc64', 's390x', 'loong64', 'mips64el',
+  'x64',
+  'arm64',
+  'riscv64',
+  'arm',
+  'ia32',
+  'ppc64',
+  's390x',
+  'loong64',
+  'mips64el',
 ] as const;
 
 export function benchmarkQueueName(arch: string = process.arch): string {

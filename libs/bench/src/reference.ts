@@ -28,7 +28,10 @@ interface ReferenceFile {
   source: string;
   machine: string;
   unit: string;
-  tables: Record<string, Record<string, { q1: number; median: number; q3: number; highVariance: boolean }>>;
+  tables: Record<
+    string,
+    Record<string, { q1: number; median: number; q3: number; highVariance: boolean }>
+  >;
 }
 
 const RELATIVE = path.join('libs', 'native', 'bench', 'data', 'ebash-u54.json');
@@ -57,8 +60,20 @@ export function loadU54Reference(): Reference | undefined {
   const lengths: Record<string, ReferenceRow[]> = {};
   for (const [key, table] of Object.entries(data.tables)) {
     lengths[key] = Object.entries(table)
-      .map(([primitive, q]) => ({ primitive, q1: q.q1, median: q.median, q3: q.q3, spread: q.highVariance }))
+      .map(([primitive, q]) => ({
+        primitive,
+        q1: q.q1,
+        median: q.median,
+        q3: q.q3,
+        spread: q.highVariance,
+      }))
       .sort((a, b) => a.median - b.median);
   }
-  return { source: data.source, machine: data.machine, arch: data.machine.split(';')[0].trim(), unit: data.unit, lengths };
+  return {
+    source: data.source,
+    machine: data.machine,
+    arch: data.machine.split(';')[0].trim(),
+    unit: data.unit,
+    lengths,
+  };
 }

@@ -26,7 +26,9 @@ describe('benchmark statistics (hand-computed)', () => {
       { length: 65536, cycles: { q1: 163880, median: 164840, q3: 166040 } },
     );
     expect(slope).toEqual({ q1: 2.5, median: 2.5, q3: (166040 - 43000) / 49152 });
-    expect(() => longSlope({ length: 10, cycles: slope }, { length: 10, cycles: slope })).toThrow(RangeError);
+    expect(() => longSlope({ length: 10, cycles: slope }, { length: 10, cycles: slope })).toThrow(
+      RangeError,
+    );
   });
 
   it('the slope is clamped at 0 and kept in order when noise crosses the quartiles', () => {

@@ -36,7 +36,10 @@ export function scaleQuartiles(q: Quartiles, factor: number): Quartiles {
  * two large lengths, quartile by quartile (fixed costs cancel out), put back
  * in order (noise can cross them) and clamped at 0.
  */
-export function longSlope(short: { length: number; cycles: Quartiles }, long: { length: number; cycles: Quartiles }): Quartiles {
+export function longSlope(
+  short: { length: number; cycles: Quartiles },
+  long: { length: number; cycles: Quartiles },
+): Quartiles {
   const span = long.length - short.length;
   if (span <= 0) throw new RangeError('the long length must exceed the short one');
   const slope = (k: keyof Quartiles) => Math.max(0, (long.cycles[k] - short.cycles[k]) / span);
@@ -54,5 +57,8 @@ export function isSpread(q: Quartiles): boolean {
 }
 
 export function median(values: readonly number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }

@@ -8,7 +8,8 @@ import type { BenchmarkRun } from './types';
 /** BenchmarkSql over one pg client: its rows; a transaction is BEGIN … COMMIT on that client. */
 export function pgSql(client: ClientBase): BenchmarkSql {
   const sql: BenchmarkSql = {
-    rows: async <T>(text: string, params?: unknown[]) => (await client.query(text, params)).rows as T[],
+    rows: async <T>(text: string, params?: unknown[]) =>
+      (await client.query(text, params)).rows as T[],
     transaction: async (work) => {
       await client.query('BEGIN');
       try {

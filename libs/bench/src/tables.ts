@@ -24,7 +24,10 @@ export function tableKeys(run: BenchmarkRun): TableKey[] {
   return [...run.settings.lengths, 'long'];
 }
 
-function pick(series: SeriesResult, key: TableKey): { cyclesPerByte: Quartiles; spread: boolean } | undefined {
+function pick(
+  series: SeriesResult,
+  key: TableKey,
+): { cyclesPerByte: Quartiles; spread: boolean } | undefined {
   if (key === 'long') return series.long;
   return series.lengths.find((l) => l.length === key);
 }
@@ -51,7 +54,8 @@ export function tableRows(run: BenchmarkRun, key: TableKey): TableRow[] {
 }
 
 export function keyTitle(key: TableKey, run: BenchmarkRun): string {
-  if (key === 'long') return `long messages (slope ${run.settings.longFrom}→${run.settings.longTo} bytes)`;
+  if (key === 'long')
+    return `long messages (slope ${run.settings.longFrom}→${run.settings.longTo} bytes)`;
   return key === 0 ? '0 bytes (ticks per message)' : `${key} bytes`;
 }
 
@@ -67,13 +71,18 @@ export function seriesName(s: { algorithm: string; provider: string }): string {
 }
 
 /** eBASH-style plain text: "25% 50% 75%" per length, sorted by median. */
-export function textTables(run: BenchmarkRun, keys: TableKey[] = [8, 64, 576, 1536, 4096, 'long']): string {
+export function textTables(
+  run: BenchmarkRun,
+  keys: TableKey[] = [8, 64, 576, 1536, 4096, 'long'],
+): string {
   const out: string[] = [];
   const counter = `${run.machine.counter} ticks at ${(run.machine.counterHz / 1e9).toFixed(3)} GHz`;
   for (const key of keys) {
     if (key !== 'long' && !run.settings.lengths.includes(key)) continue;
     out.push(`\nCycles/byte for ${keyTitle(key, run)} [${counter}]`);
-    out.push(`${'25%'.padStart(9)}${'50%'.padStart(9)}${'75%'.padStart(9)}   ${'algorithm'.padEnd(34)}${'impl'.padEnd(15)}${'ns/B'.padStart(8)}${'MB/s'.padStart(9)}${'~core c/B'.padStart(11)}`);
+    out.push(
+      `${'25%'.padStart(9)}${'50%'.padStart(9)}${'75%'.padStart(9)}   ${'algorithm'.padEnd(34)}${'impl'.padEnd(15)}${'ns/B'.padStart(8)}${'MB/s'.padStart(9)}${'~core c/B'.padStart(11)}`,
+    );
     for (const r of tableRows(run, key)) {
       const q = r.cyclesPerByte;
       const mark = r.spread ? '?' : ' ';

@@ -2,7 +2,12 @@ import type { Quartiles } from './stats';
 
 /** Who implements a series: our addon, or what a user would pick instead. */
 export type Provider = 'hashq' | 'node-createHash' | 'node-hash' | 'hash-wasm';
-export const PROVIDERS: readonly Provider[] = ['hashq', 'node-createHash', 'node-hash', 'hash-wasm'];
+export const PROVIDERS: readonly Provider[] = [
+  'hashq',
+  'node-createHash',
+  'node-hash',
+  'hash-wasm',
+];
 
 export interface LengthResult {
   /** message length, bytes */

@@ -1,5 +1,4 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
-
 import type { Logger } from 'pino';
 
 import { type Env, type HashqConfig, loadConfig } from './config';
@@ -31,7 +30,8 @@ export class HashqConfigModule {
         {
           provide: HASHQ_LOGGER,
           inject: [HASHQ_CONFIG],
-          useFactory: (config: HashqConfig) => options.logger ?? createLogger(options.name ?? 'hashq', config.logLevel),
+          useFactory: (config: HashqConfig) =>
+            options.logger ?? createLogger(options.name ?? 'hashq', config.logLevel),
         },
       ],
       exports: [HASHQ_CONFIG, HASHQ_LOGGER],

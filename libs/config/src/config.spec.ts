@@ -42,7 +42,13 @@ describe('loadConfig', () => {
         connectTimeoutMs: 15_000,
         idleTimeoutMs: 30_000,
         maxRedirects: 5,
-        s3: { endpoint: undefined, region: 'us-east-1', credentials: undefined, forcePathStyle: false, maxAttempts: 4 },
+        s3: {
+          endpoint: undefined,
+          region: 'us-east-1',
+          credentials: undefined,
+          forcePathStyle: false,
+          maxAttempts: 4,
+        },
       },
       logLevel: 'info',
     });
@@ -147,7 +153,9 @@ describe('loadConfig', () => {
 
   it('takes the S3 region from AWS_REGION when S3_REGION is unset', () => {
     expect(loadConfig({ ...KEYS, AWS_REGION: 'ap-south-1' }).remote.s3.region).toBe('ap-south-1');
-    expect(loadConfig({ ...KEYS, S3_REGION: ' ', AWS_REGION: 'ap-south-1' }).remote.s3.region).toBe('ap-south-1');
+    expect(loadConfig({ ...KEYS, S3_REGION: ' ', AWS_REGION: 'ap-south-1' }).remote.s3.region).toBe(
+      'ap-south-1',
+    );
   });
 
   it('lists every problem at once', () => {
@@ -205,14 +213,25 @@ describe('loadConfig', () => {
   });
 
   it('refuses HASHQ_ALLOW_HOSTS entries that are no host name, address or CIDR', () => {
-    for (const bad of ['10.0.0.0/33', '10.0.0.0/x', 'fd00::/129', 'not an address', 'http://x', '300.1.2.3/8']) {
-      expect(() => loadConfig({ HASHQ_ALLOW_HOSTS: `127.0.0.1,${bad}` })).toThrow(/HASHQ_ALLOW_HOSTS/);
+    for (const bad of [
+      '10.0.0.0/33',
+      '10.0.0.0/x',
+      'fd00::/129',
+      'not an address',
+      'http://x',
+      '300.1.2.3/8',
+    ]) {
+      expect(() => loadConfig({ HASHQ_ALLOW_HOSTS: `127.0.0.1,${bad}` })).toThrow(
+        /HASHQ_ALLOW_HOSTS/,
+      );
     }
   });
 
   it('stops the start without HASHQ_STATE_KEYS, saying how to make a key', () => {
     for (const env of [{}, { HASHQ_STATE_KEYS: '' }, { HASHQ_STATE_KEYS: ' , ' }]) {
-      expect(() => loadConfig(env)).toThrow(/HASHQ_STATE_KEYS must hold at least one key .*randomBytes\(32\)/);
+      expect(() => loadConfig(env)).toThrow(
+        /HASHQ_STATE_KEYS must hold at least one key .*randomBytes\(32\)/,
+      );
     }
   });
 
@@ -299,7 +318,9 @@ describe('loadConfig', () => {
       'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together',
       'S3_MAX_ATTEMPTS must be an integer between 1 and 20, got "0"',
     ]);
-    expect(() => loadConfig({ S3_ENDPOINT: 'not a url' })).toThrow(/S3_ENDPOINT is not a valid URL/);
+    expect(() => loadConfig({ S3_ENDPOINT: 'not a url' })).toThrow(
+      /S3_ENDPOINT is not a valid URL/,
+    );
     for (const bad of ['HTTP_CONNECT_TIMEOUT_MS', 'HTTP_IDLE_TIMEOUT_MS']) {
       expect(() => loadConfig({ [bad]: '99' })).toThrow(new RegExp(bad));
       expect(() => loadConfig({ [bad]: '600001' })).toThrow(new RegExp(bad));

@@ -253,7 +253,8 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     .filter((entry) => entry.length > 0);
   if (fileRoots.length === 0) problems.push('HASHQ_FILE_ROOTS must list at least one folder');
   for (const root of fileRoots) {
-    if (!isAbsolute(root)) problems.push(`HASHQ_FILE_ROOTS entries must be absolute paths, got "${root}"`);
+    if (!isAbsolute(root))
+      problems.push(`HASHQ_FILE_ROOTS entries must be absolute paths, got "${root}"`);
   }
 
   const allowHosts = raw('HASHQ_ALLOW_HOSTS')
@@ -273,7 +274,9 @@ export function loadConfig(env: Env = process.env): HashqConfig {
   }
   const queuePrefix = raw('QUEUE_PREFIX');
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(queuePrefix)) {
-    problems.push(`QUEUE_PREFIX must be 1 to 64 characters of [A-Za-z0-9_.-], got "${queuePrefix}"`);
+    problems.push(
+      `QUEUE_PREFIX must be 1 to 64 characters of [A-Za-z0-9_.-], got "${queuePrefix}"`,
+    );
   }
   const logLevel = raw('LOG_LEVEL') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -329,11 +332,14 @@ export function loadConfig(env: Env = process.env): HashqConfig {
  * name the entry by its position and id, never by its key material.
  */
 function parseStateKeys(text: string, problems: string[]): StateKey[] {
-  const entries = text.split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
   if (entries.length === 0) {
     problems.push(
       'HASHQ_STATE_KEYS must hold at least one key `id:base64-of-32-bytes` (hash states are sealed at rest); ' +
-        'make one with: node -e "console.log(\'k1:\' + require(\'crypto\').randomBytes(32).toString(\'base64\'))"',
+        "make one with: node -e \"console.log('k1:' + require('crypto').randomBytes(32).toString('base64'))\"",
     );
   }
   const keys: StateKey[] = [];
@@ -344,10 +350,16 @@ function parseStateKeys(text: string, problems: string[]): StateKey[] {
     const where = `HASHQ_STATE_KEYS entry ${index + 1}`;
     const key = Buffer.from(encoded, 'base64');
     if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) {
-      problems.push(`${where}: needs the form id:base64 with an id of 1 to 32 characters [A-Za-z0-9_-]`);
+      problems.push(
+        `${where}: needs the form id:base64 with an id of 1 to 32 characters [A-Za-z0-9_-]`,
+      );
     } else if (keys.some((known) => known.id === id)) {
       problems.push(`${where}: key id "${id}" appears twice`);
-    } else if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.length !== 32 || key.toString('base64') !== encoded) {
+    } else if (
+      !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) ||
+      key.length !== 32 ||
+      key.toString('base64') !== encoded
+    ) {
       problems.push(`${where} ("${id}"): the key must be 32 bytes in base64 (44 characters)`);
     } else {
       keys.push({ id, key });
@@ -390,7 +402,8 @@ function s3Settings(
   };
 }
 
-const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
+const HOST_NAME =
+  /^(?=.{1,253}\.?$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i;
 
 /** Why an entry of HASHQ_ALLOW_HOSTS is unusable (a host name, an address or a CIDR), or undefined. */
 function allowHostProblem(entry: string): string | undefined {
@@ -400,7 +413,8 @@ function allowHostProblem(entry: string): string | undefined {
     const prefix = entry.slice(slash + 1);
     const version = isIP(address);
     const max = version === 4 ? 32 : 128;
-    if (version === 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > max) return `invalid CIDR "${entry}"`;
+    if (version === 0 || !/^\d{1,3}$/.test(prefix) || Number(prefix) > max)
+      return `invalid CIDR "${entry}"`;
     return undefined;
   }
   if (isIP(entry.replace(/^\[(.*)\]$/, '$1')) !== 0 || HOST_NAME.test(entry)) return undefined;

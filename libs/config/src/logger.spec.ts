@@ -30,7 +30,14 @@ describe('createLogger', () => {
     await tick();
     expect(out.lines()).toHaveLength(1);
     const line = JSON.parse(out.lines()[0]) as Record<string, unknown>;
-    expect(line).toMatchObject({ level: 30, name: 'api', service: 'api', pid: process.pid, jobId: 'j1', msg: 'hello' });
+    expect(line).toMatchObject({
+      level: 30,
+      name: 'api',
+      service: 'api',
+      pid: process.pid,
+      jobId: 'j1',
+      msg: 'hello',
+    });
     expect(line.state).toBe('[redacted]');
     expect(isIsoUtc(line.time as string)).toBe(true);
   });

@@ -44,7 +44,10 @@ export function createLogger(name: string, level: LogLevel, output: LogOutput = 
  * problem of an invalid configuration); the caller exits.
  */
 export function logFatal(name: string, message: string, err: unknown): void {
-  const log = createLogger(name, 'info', { isTTY: Boolean(process.stderr.isTTY), destination: process.stderr });
+  const log = createLogger(name, 'info', {
+    isTTY: Boolean(process.stderr.isTTY),
+    destination: process.stderr,
+  });
   log.fatal(err instanceof ConfigError ? { problems: err.problems } : { err }, message);
 }
 
@@ -72,8 +75,13 @@ export class PinoNestLogger implements LoggerService {
   }
 
   /** Nest passes the context (class name) last, and a stack before it for errors. */
-  private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown, rest: unknown[]): void {
-    const context = typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
+  private write(
+    level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace',
+    message: unknown,
+    rest: unknown[],
+  ): void {
+    const context =
+      typeof rest[rest.length - 1] === 'string' ? (rest[rest.length - 1] as string) : undefined;
     const stack = rest.length > 1 && typeof rest[0] === 'string' ? rest[0] : undefined;
     if (message instanceof Error) {
       this.logger[level]({ context, err: message }, message.message);

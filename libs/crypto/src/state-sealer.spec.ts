@@ -2,7 +2,13 @@ import { createDecipheriv, randomBytes } from 'node:crypto';
 
 import { createHasher } from '@hashq/native';
 
-import { jobStateBinding, readSealedHeader, SealedStateError, StateSealer, type StateBinding } from './state-sealer';
+import {
+  jobStateBinding,
+  readSealedHeader,
+  SealedStateError,
+  type StateBinding,
+  StateSealer,
+} from './state-sealer';
 
 const A = { id: 'a', key: randomBytes(32) };
 const B = { id: 'key-b_2', key: randomBytes(32) };
@@ -49,7 +55,11 @@ describe('StateSealer', () => {
     const idEnd = 6 + B.id.length;
     expect(sealed.subarray(6, idEnd).toString('latin1')).toBe(B.id);
     const nonce = sealed.subarray(idEnd, idEnd + 12);
-    expect(readSealedHeader(sealed)).toEqual({ version: 1, keyId: B.id, nonce: Buffer.from(nonce) });
+    expect(readSealedHeader(sealed)).toEqual({
+      version: 1,
+      keyId: B.id,
+      nonce: Buffer.from(nonce),
+    });
 
     const text = (value: string) => {
       const bytes = Buffer.from(value);
@@ -71,7 +81,9 @@ describe('StateSealer', () => {
     const decipher = createDecipheriv('aes-256-gcm', B.key, nonce);
     decipher.setAAD(ad);
     decipher.setAuthTag(sealed.subarray(-16));
-    expect(Buffer.concat([decipher.update(sealed.subarray(idEnd + 12, -16)), decipher.final()])).toEqual(state);
+    expect(
+      Buffer.concat([decipher.update(sealed.subarray(idEnd + 12, -16)), decipher.final()]),
+    ).toEqual(state);
   });
 
   it('refuses the state under any other value of each binding field', () => {
@@ -89,7 +101,9 @@ describe('StateSealer', () => {
       { ...BINDING, ownerId: `${JOB}s`, algorithm: 'ha256' },
     ];
     for (const other of others) {
-      expect(refusal(() => sealer.open(sealed, other)).message).toMatch(/does not authenticate with key "a"/);
+      expect(refusal(() => sealer.open(sealed, other)).message).toMatch(
+        /does not authenticate with key "a"/,
+      );
     }
     expect(sealer.open(sealed, { ...BINDING })).toEqual(state);
   });
@@ -114,16 +128,22 @@ describe('StateSealer', () => {
     expect(refusal(() => sealer.open(state, BINDING)).message).toMatch(/not a sealed state/);
     const tooNew = Buffer.from(sealed);
     tooNew[4] = 2;
-    expect(refusal(() => sealer.open(tooNew, BINDING)).message).toMatch(/unknown sealed-state version 2/);
+    expect(refusal(() => sealer.open(tooNew, BINDING)).message).toMatch(
+      /unknown sealed-state version 2/,
+    );
   });
 
   it('names the key id of a state sealed with a key it does not hold; a wrong key of the same id fails', () => {
     const sealed = new StateSealer([A]).seal(state, BINDING);
     const error = refusal(() => new StateSealer([B]).open(sealed, BINDING));
     expect(error.keyId).toBe('a');
-    expect(error.message).toBe(`state sealed with key "a", which HASHQ_STATE_KEYS does not list (it has "${B.id}")`);
+    expect(error.message).toBe(
+      `state sealed with key "a", which HASHQ_STATE_KEYS does not list (it has "${B.id}")`,
+    );
     const impostor = { id: 'a', key: randomBytes(32) };
-    expect(refusal(() => new StateSealer([impostor]).open(sealed, BINDING)).message).toMatch(/does not authenticate/);
+    expect(refusal(() => new StateSealer([impostor]).open(sealed, BINDING)).message).toMatch(
+      /does not authenticate/,
+    );
   });
 
   it('rotates: the first key seals, every key opens', () => {

@@ -64,7 +64,8 @@ export class StateSealer {
   constructor(keys: readonly StateKey[]) {
     if (keys.length === 0) throw new Error('StateSealer needs at least one key');
     for (const { id, key } of keys) {
-      if (key.length !== 32) throw new Error(`state key "${id}" must be 32 bytes, got ${key.length}`);
+      if (key.length !== 32)
+        throw new Error(`state key "${id}" must be 32 bytes, got ${key.length}`);
       if (!/^[\x21-\x7e]{1,255}$/.test(id)) {
         throw new Error(`state key id "${id}" must be 1 to 255 printable ASCII characters`);
       }
@@ -81,9 +82,16 @@ export class StateSealer {
 
   seal(state: Buffer, binding: StateBinding): Buffer {
     const id = Buffer.from(this.writeKey.id, 'latin1');
-    const header = Buffer.concat([MAGIC, Buffer.from([VERSION, id.length]), id, randomBytes(NONCE_BYTES)]);
+    const header = Buffer.concat([
+      MAGIC,
+      Buffer.from([VERSION, id.length]),
+      id,
+      randomBytes(NONCE_BYTES),
+    ]);
     const nonce = header.subarray(-NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.writeKey.key, nonce, { authTagLength: TAG_BYTES });
+    const cipher = createCipheriv('aes-256-gcm', this.writeKey.key, nonce, {
+      authTagLength: TAG_BYTES,
+    });
     cipher.setAAD(Buffer.concat([header, encodeBinding(binding)]));
     return Buffer.concat([header, cipher.update(state), cipher.final(), cipher.getAuthTag()]);
   }
@@ -100,7 +108,9 @@ export class StateSealer {
       );
     }
     const headerBytes = FIXED_HEADER + header.keyId.length + NONCE_BYTES;
-    const decipher = createDecipheriv('aes-256-gcm', key, header.nonce, { authTagLength: TAG_BYTES });
+    const decipher = createDecipheriv('aes-256-gcm', key, header.nonce, {
+      authTagLength: TAG_BYTES,
+    });
     decipher.setAAD(Buffer.concat([sealed.subarray(0, headerBytes), encodeBinding(binding)]));
     decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
     const ciphertext = sealed.subarray(headerBytes, sealed.length - TAG_BYTES);
@@ -120,7 +130,9 @@ export class StateSealer {
 /** The clear header of a sealed state (format checks only: nothing is authenticated here). */
 export function readSealedHeader(sealed: Buffer): SealedHeader {
   if (sealed.length < FIXED_HEADER || !sealed.subarray(0, MAGIC.length).equals(MAGIC)) {
-    throw new SealedStateError('not a sealed state (no "HQse" magic): a plaintext state or foreign bytes');
+    throw new SealedStateError(
+      'not a sealed state (no "HQse" magic): a plaintext state or foreign bytes',
+    );
   }
   const version = sealed[MAGIC.length];
   if (version !== VERSION) throw new SealedStateError(`unknown sealed-state version ${version}`);
@@ -145,7 +157,8 @@ function encodeBinding(binding: StateBinding): Buffer {
     return Buffer.concat([length, bytes]);
   };
   const integer = (value: number): Buffer => {
-    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`state binding integer out of range: ${value}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new Error(`state binding integer out of range: ${value}`);
     const bytes = Buffer.alloc(8);
     bytes.writeBigUInt64BE(BigInt(value));
     return bytes;
@@ -163,7 +176,12 @@ function encodeBinding(binding: StateBinding): Buffer {
  * The binding of a job's checkpointed state: the job, the state's name (an algorithm, or e.g.
  * `s3checksum`), the checkpoint offset and the fence of the lease that wrote the checkpoint.
  */
-export function jobStateBinding(jobId: string, algorithm: string, offset: number, fence: number): StateBinding {
+export function jobStateBinding(
+  jobId: string,
+  algorithm: string,
+  offset: number,
+  fence: number,
+): StateBinding {
   return { purpose: 'job', ownerId: jobId, algorithm, offset, fence };
 }
 
@@ -171,6 +189,10 @@ export function jobStateBinding(jobId: string, algorithm: string, offset: number
  * The binding of a digest session's state: the session, the algorithm and the upload offset the
  * state was taken at. A session's writes are fenced on that offset, so it is the fence too.
  */
-export function sessionStateBinding(sessionId: string, algorithm: string, offset: number): StateBinding {
+export function sessionStateBinding(
+  sessionId: string,
+  algorithm: string,
+  offset: number,
+): StateBinding {
   return { purpose: 'session', ownerId: sessionId, algorithm, offset, fence: offset };
 }

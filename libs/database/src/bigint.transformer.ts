@@ -9,7 +9,8 @@ export const bigintAsNumber: ValueTransformer = {
   from: (value: string | number | null): number | null => {
     if (value === null || value === undefined) return null;
     const parsed = Number(value);
-    if (!Number.isSafeInteger(parsed)) throw new RangeError(`bigint out of the safe integer range: ${value}`);
+    if (!Number.isSafeInteger(parsed))
+      throw new RangeError(`bigint out of the safe integer range: ${value}`);
     return parsed;
   },
 };

@@ -4,7 +4,16 @@
  * itself when the database is back (the pool opens new connections); the worker retries the same
  * idempotent fenced statement through an outage (PG_OUTAGE_MAX_SECONDS).
  */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
 // SQLSTATE class 08 (connection exception), 57P01..57P03 (admin/crash shutdown, cannot connect now),
 // 53300 (too many connections).
 const SQLSTATES = /^(08...|57P0[123]|53300)$/;
@@ -19,9 +28,17 @@ const MESSAGES =
  */
 export function isConnectionError(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false;
-  const e = err as { code?: unknown; message?: unknown; driverError?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || SQLSTATES.test(e.code))) return true;
+  const e = err as {
+    code?: unknown;
+    message?: unknown;
+    driverError?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
+  if (typeof e.code === 'string' && (NETWORK_CODES.has(e.code) || SQLSTATES.test(e.code)))
+    return true;
   if (typeof e.message === 'string' && MESSAGES.test(e.message)) return true;
-  if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner, depth + 1))) return true; // AggregateError
+  if (Array.isArray(e.errors) && e.errors.some((inner) => isConnectionError(inner, depth + 1)))
+    return true; // AggregateError
   return isConnectionError(e.driverError, depth + 1) || isConnectionError(e.cause, depth + 1);
 }

@@ -63,7 +63,11 @@ export function dataSourceOptions(
     migrationsRun: false,
     logging: false,
     // `Client`: pg-pool's option for the class it instantiates.
-    extra: { options: `-c search_path=${config.databaseSchema}`, max: 10, Client: guardedClientClass(onClientError) },
+    extra: {
+      options: `-c search_path=${config.databaseSchema}`,
+      max: 10,
+      Client: guardedClientClass(onClientError),
+    },
     // An idle pooled connection that PostgreSQL terminates (restart, pg_terminate_backend) makes
     // the pool emit 'error'; unhandled, that would crash the process. The pool drops the client
     // and the next query opens a new one. Without a handler TypeORM's own (a log line) applies.

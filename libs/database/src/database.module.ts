@@ -1,9 +1,7 @@
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-
 import type { Logger } from 'pino';
-
-import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 
 import { dataSourceOptions } from './data-source-options';
 import { pgErrorSummary } from './pool-guard';
@@ -20,8 +18,10 @@ import { pgErrorSummary } from './pool-guard';
       useFactory: (config: HashqConfig, logger: Logger) =>
         // only message and code: the error carries the pg client (and its connection settings)
         dataSourceOptions(config, {
-          onPoolError: (err) => logger.warn({ err: pgErrorSummary(err) }, 'postgres connection lost'),
-          onClientError: (err) => logger.debug({ err: pgErrorSummary(err) }, 'postgres client error'),
+          onPoolError: (err) =>
+            logger.warn({ err: pgErrorSummary(err) }, 'postgres connection lost'),
+          onClientError: (err) =>
+            logger.debug({ err: pgErrorSummary(err) }, 'postgres client error'),
         }),
     }),
   ],

@@ -1,8 +1,14 @@
-import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
-
 // Types only, from files of @hashq/jobs that import nothing: no import cycle with @hashq/jobs.
 import type { DigestValue } from '@hashq/jobs/digest-value';
 import type { JobOptions } from '@hashq/jobs/job-options';
+import {
+  Column,
+  CreateDateColumn,
+  Entity,
+  Index,
+  PrimaryGeneratedColumn,
+  UpdateDateColumn,
+} from 'typeorm';
 
 import { bigintAsNumber } from './bigint.transformer';
 

@@ -3,7 +3,10 @@ import pg from 'pg';
 /** Message and code only: a pg error may carry the client and its connection settings. */
 export function pgErrorSummary(error: unknown): { message: string; code?: string } {
   const e = error as { message?: unknown; code?: unknown } | null | undefined;
-  return { message: String(e?.message ?? error), code: typeof e?.code === 'string' ? e.code : undefined };
+  return {
+    message: String(e?.message ?? error),
+    code: typeof e?.code === 'string' ? e.code : undefined,
+  };
 }
 
 /**

@@ -7,7 +7,12 @@ import type { DataSource, EntityManager } from 'typeorm';
  * INSERT … RETURNING with the rows, but an UPDATE or DELETE with [rows, affected].
  */
 export function rawRows<T>(result: unknown): T[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') {
+  if (
+    Array.isArray(result) &&
+    result.length === 2 &&
+    Array.isArray(result[0]) &&
+    typeof result[1] === 'number'
+  ) {
     return result[0] as T[];
   }
   return result as T[];
@@ -29,5 +34,9 @@ export function typeormSql(db: DataSource | EntityManager): RowsSql {
 
 /** A Nest provider of `type`, built on the app's TypeORM connection as RowsSql. */
 export function rowsSqlProvider<T>(type: new (sql: RowsSql) => T): FactoryProvider<T> {
-  return { provide: type, inject: [getDataSourceToken()], useFactory: (db: DataSource) => new type(typeormSql(db)) };
+  return {
+    provide: type,
+    inject: [getDataSourceToken()],
+    useFactory: (db: DataSource) => new type(typeormSql(db)),
+  };
 }

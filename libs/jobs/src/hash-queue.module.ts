@@ -1,9 +1,8 @@
+import { HASHQ_LOGGER } from '@hashq/config';
 import { BullModule, InjectQueue } from '@nestjs/bullmq';
 import { Inject, Injectable, Module, type OnModuleInit } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-
-import { HASHQ_LOGGER } from '@hashq/config';
 
 import { HASH_QUEUE } from './queue';
 import { RedisErrorLogger } from './redis';

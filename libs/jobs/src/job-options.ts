@@ -17,4 +17,11 @@ export interface JobOptions {
 }
 
 /** Algorithms S3 knows a checksum form for (md5: the ETag form). */
-export const S3_CHECKSUM_ALGORITHMS: readonly string[] = ['crc32', 'crc32c', 'crc64nvme', 'sha1', 'sha256', 'md5'];
+export const S3_CHECKSUM_ALGORITHMS: readonly string[] = [
+  'crc32',
+  'crc32c',
+  'crc64nvme',
+  'sha1',
+  'sha256',
+  'md5',
+];

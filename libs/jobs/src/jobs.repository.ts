@@ -1,15 +1,14 @@
+import { JobEntity, rawRows } from '@hashq/database';
+import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 
-import { JobEntity, rawRows } from '@hashq/database';
-import type { SourceSpec, SourceVersion } from '@hashq/sources';
-
 import { attemptsExhaustedAssignments } from './attempts';
-import { ENQUEUE_REFUSED } from './queue';
 import type { JobOptions } from './job-options';
-import type { SourceRef } from './source-ref';
 import { JOB_STATUSES, JobStatus } from './job-status';
+import { ENQUEUE_REFUSED } from './queue';
+import type { SourceRef } from './source-ref';
 
 /** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
 const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
@@ -101,7 +100,11 @@ export class JobsRepository {
       return { kind: 'created', job: await this.jobs.findOneByOrFail({ id: rows[0].id }) };
     }
     const existing = await this.jobs.findOneByOrFail({ idempotencyKey: job.idempotencyKey });
-    return { kind: 'existing', job: existing, sameRequest: existing.requestHash === job.requestHash };
+    return {
+      kind: 'existing',
+      job: existing,
+      sameRequest: existing.requestHash === job.requestHash,
+    };
   }
 
   findById(id: string): Promise<JobEntity | null> {
@@ -211,7 +214,10 @@ export class JobsRepository {
     const rows: { status: JobStatus; count: string }[] = await this.dataSource.query(
       `SELECT status, count(*) AS count FROM jobs GROUP BY status`,
     );
-    const counts = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<JobStatus, number>;
+    const counts = Object.fromEntries(JOB_STATUSES.map((status) => [status, 0])) as Record<
+      JobStatus,
+      number
+    >;
     for (const row of rows) counts[row.status] = Number(row.count);
     return counts;
   }
@@ -239,11 +245,14 @@ export class JobsRepository {
    * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
    * priority and the leases it has taken.
    */
-  async findDispatchable(id: string): Promise<{ id: string; priority?: number; attempts: number } | null> {
-    const rows: { id: string; options: JobOptions | null; attempts: number }[] = await this.dataSource.query(
-      `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
-      [id],
-    );
+  async findDispatchable(
+    id: string,
+  ): Promise<{ id: string; priority?: number; attempts: number } | null> {
+    const rows: { id: string; options: JobOptions | null; attempts: number }[] =
+      await this.dataSource.query(
+        `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+        [id],
+      );
     if (rows.length === 0) return null;
     return { id: rows[0].id, priority: rows[0].options?.priority, attempts: rows[0].attempts };
   }

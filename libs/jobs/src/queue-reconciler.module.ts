@@ -1,9 +1,8 @@
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { getQueueToken } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-
-import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 
 import { HashQueueModule } from './hash-queue.module';
 import { JobStoreModule } from './job-store.module';
@@ -22,7 +21,12 @@ import { JobQueueReconciler } from './queue-reconciler';
     {
       provide: JobQueueReconciler,
       inject: [JobsRepository, getQueueToken(HASH_QUEUE), HASHQ_LOGGER, HASHQ_CONFIG],
-      useFactory: (jobs: JobsRepository, queue: Queue<HashJobData>, log: Logger, config: HashqConfig) =>
+      useFactory: (
+        jobs: JobsRepository,
+        queue: Queue<HashJobData>,
+        log: Logger,
+        config: HashqConfig,
+      ) =>
         new JobQueueReconciler(jobs, queue, log.child({ component: 'reconciler' }), {
           intervalMs: config.reconcileSeconds * 1000,
           maxAttempts: config.maxJobAttempts,

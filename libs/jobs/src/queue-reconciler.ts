@@ -16,7 +16,15 @@ export interface ReconcilerOptions {
 }
 
 /** BullMQ states in which a job will still run (or runs): nothing to do for it. */
-const LIVE_STATES = new Set(['waiting', 'wait', 'delayed', 'prioritized', 'active', 'waiting-children', 'paused']);
+const LIVE_STATES = new Set([
+  'waiting',
+  'wait',
+  'delayed',
+  'prioritized',
+  'active',
+  'waiting-children',
+  'paused',
+]);
 
 /**
  * PostgreSQL is the truth, Redis only dispatches: every job PostgreSQL calls `queued`, or
@@ -110,12 +118,18 @@ export class JobQueueReconciler {
       if (!refusal) {
         restored++;
       } else if (await this.jobs.failEnqueueRefused(id, refusal.message)) {
-        this.logger.error({ jobId: id, err: refusal.message, code: ENQUEUE_REFUSED }, 'BullMQ refused the job: failed');
+        this.logger.error(
+          { jobId: id, err: refusal.message, code: ENQUEUE_REFUSED },
+          'BullMQ refused the job: failed',
+        );
       }
     }
     if (restored > 0) this.logger.warn({ restored }, 're-enqueued jobs missing from Redis');
     if (exhausted > 0) {
-      this.logger.warn({ exhausted, maxAttempts: this.options.maxAttempts }, 'jobs failed with ATTEMPTS_EXHAUSTED instead of re-enqueued');
+      this.logger.warn(
+        { exhausted, maxAttempts: this.options.maxAttempts },
+        'jobs failed with ATTEMPTS_EXHAUSTED instead of re-enqueued',
+      );
     }
     return restored;
   }
@@ -130,7 +144,8 @@ export class JobQueueReconciler {
       await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, priority)));
       return null;
     } catch (err) {
-      if (err instanceof TimeoutError || err instanceof ReplyError || !(await this.redisAnswers())) throw err;
+      if (err instanceof TimeoutError || err instanceof ReplyError || !(await this.redisAnswers()))
+        throw err;
       return err instanceof Error ? err : new Error(String(err));
     }
   }
@@ -155,7 +170,10 @@ export class JobQueueReconciler {
     try {
       await this.reconcile();
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'queue reconciliation failed; retrying later');
+      this.logger.warn(
+        { err: (err as Error).message },
+        'queue reconciliation failed; retrying later',
+      );
     }
   }
 }

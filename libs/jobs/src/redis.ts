@@ -20,7 +20,12 @@ export function redisOptions(redisUrl: string, role: RedisRole): RedisOptions & 
     case 'producer':
       return { url: redisUrl };
     case 'probe':
-      return { url: redisUrl, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 };
+      return {
+        url: redisUrl,
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+      };
   }
 }
 

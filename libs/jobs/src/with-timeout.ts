@@ -7,7 +7,10 @@ export class TimeoutError extends Error {
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`${what} did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(
+      () => reject(new TimeoutError(`${what} did not answer within ${ms} ms`)),
+      ms,
+    );
   });
   try {
     return await Promise.race([promise, timeout]);

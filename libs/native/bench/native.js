@@ -57,7 +57,11 @@ function timeBatch(fn, n) {
   const t1 = process.hrtime.bigint();
   const c1 = hq.cpucycles();
   const u = process.cpuUsage(u0);
-  return { ns: Number(t1 - t0) / n, cpuNs: ((u.user + u.system) * 1e3) / n, ticks: Number(c1 - c0) / n };
+  return {
+    ns: Number(t1 - t0) / n,
+    cpuNs: ((u.user + u.system) * 1e3) / n,
+    ticks: Number(c1 - c0) / n,
+  };
 }
 
 /** Calls per batch so that one batch of fn() lasts about batchNs. */
@@ -93,7 +97,11 @@ function measureAll(fns, batchNs = BATCH_NS, batches = BATCHES) {
       ticks[i].push(r.ticks);
     });
   }
-  return fns.map((_, i) => ({ ns: median(ns[i]), cpuNs: median(cpuNs[i]), ticks: median(ticks[i]) }));
+  return fns.map((_, i) => ({
+    ns: median(ns[i]),
+    cpuNs: median(cpuNs[i]),
+    ticks: median(ticks[i]),
+  }));
 }
 
 const measure = (fn, batchNs, batches) => measureAll([fn], batchNs, batches)[0];
@@ -200,13 +208,22 @@ async function contenders(info) {
     }
   }
   if (name === 'crc32' && typeof zlib.crc32 === 'function') {
-    const be = (v) => { const b = Buffer.alloc(4); b.writeUInt32BE(v >>> 0); return b; };
+    const be = (v) => {
+      const b = Buffer.alloc(4);
+      b.writeUInt32BE(v >>> 0);
+      return b;
+    };
     list.push({
       label: 'zlib.crc32',
       oneShot: (m) => () => be(zlib.crc32(m)),
       stream: () => {
         let v = 0;
-        return { update: (m) => { v = zlib.crc32(m, v); }, digest: () => be(v) };
+        return {
+          update: (m) => {
+            v = zlib.crc32(m, v);
+          },
+          digest: () => be(v),
+        };
       },
     });
   }
@@ -215,7 +232,11 @@ async function contenders(info) {
     list.push({
       label: 'hash-wasm',
       // one reused instance: hash-wasm's fastest way to hash many messages
-      oneShot: (m) => () => { h.init(); h.update(m); return h.digest('binary'); },
+      oneShot: (m) => () => {
+        h.init();
+        h.update(m);
+        return h.digest('binary');
+      },
       stream: () => {
         h.init();
         return { update: (m) => h.update(m), digest: () => Buffer.from(h.digest('binary')) };
@@ -252,7 +273,11 @@ function measureLength(list, len) {
   measureAll(fns, BATCH_NS, len === LONG ? LONG_BATCHES : BATCHES).forEach((r, i) => {
     // 1 MiB calls last long enough to be preempted on a busy machine: their
     // MB/s come from this process's CPU time (ticks/B stay wall-clock ticks)
-    out[used[i]] = { mbps: mbps(len, len === LONG ? r.cpuNs : r.ns), ticksPerByte: r.ticks / len, ns: r.ns };
+    out[used[i]] = {
+      mbps: mbps(len, len === LONG ? r.cpuNs : r.ns),
+      ticksPerByte: r.ticks / len,
+      ns: r.ns,
+    };
   });
   return out;
 }
@@ -273,17 +298,22 @@ function fmt(x, width) {
 
 function printTable(rows) {
   const head =
-    'algorithm'.padEnd(20) + 'impl'.padEnd(14) + 'bytes'.padStart(8) +
-    'MB/s'.padStart(9) + 'ticks/B'.padStart(9) +
+    'algorithm'.padEnd(20) +
+    'impl'.padEnd(14) +
+    'bytes'.padStart(8) +
+    'MB/s'.padStart(9) +
+    'ticks/B'.padStart(9) +
     COMPARE.map((c) => `${c} MB/s`.padStart(18) + 'ratio'.padStart(7)).join('');
   console.log(head);
   console.log('-'.repeat(head.length));
   for (const row of rows) {
     const ours = row.results.ours;
     let line =
-      row.name.padEnd(20) + row.impl.padEnd(14) +
+      row.name.padEnd(20) +
+      row.impl.padEnd(14) +
       (row.len === LONG ? '1MiB upd' : String(row.len)).padStart(8) +
-      fmt(ours.mbps, 9) + fmt(ours.ticksPerByte, 9);
+      fmt(ours.mbps, 9) +
+      fmt(ours.ticksPerByte, 9);
     for (const c of COMPARE) {
       const r = row.results[c];
       line += fmt(r && r.mbps, 18) + (r ? `${(ours.mbps / r.mbps).toFixed(2)}x` : '-').padStart(7);
@@ -329,7 +359,11 @@ async function runChecks() {
     const fns = [
       () => hq.hash(name, m64),
       () => crypto.createHash(name).update(m64).digest(),
-      () => { wasm.init(); wasm.update(m64); return wasm.digest('binary'); },
+      () => {
+        wasm.init();
+        wasm.update(m64);
+        return wasm.digest('binary');
+      },
     ];
     warm(fns);
     for (let r = 0; r < CHECK_RUNS; r++) {
@@ -340,7 +374,13 @@ async function runChecks() {
     }
     const a = median(vsNode);
     const b = median(vsWasm);
-    check(`${name} 64 B one-shot vs createHash (ours ${(median(oursNs) / 1e3).toFixed(3)} µs)`, a, 'x', '>= 3x', a >= 3);
+    check(
+      `${name} 64 B one-shot vs createHash (ours ${(median(oursNs) / 1e3).toFixed(3)} µs)`,
+      a,
+      'x',
+      '>= 3x',
+      a >= 3,
+    );
     check(`${name} 64 B one-shot vs hash-wasm`, b, 'x', '>= 1.5x', b >= 1.5);
   }
 
@@ -355,7 +395,13 @@ async function runChecks() {
       wall.push(mbps(LONG, m.ns));
     }
     const x = median(runs);
-    check(`ascon-hash256 1 MiB updates, CPU time (wall clock: ${median(wall).toFixed(0)} MB/s)`, x, 'MB/s', '>= 250 MB/s', x >= 250);
+    check(
+      `ascon-hash256 1 MiB updates, CPU time (wall clock: ${median(wall).toFixed(0)} MB/s)`,
+      x,
+      'MB/s',
+      '>= 250 MB/s',
+      x >= 250,
+    );
   }
 
   // the seed-compatible immutable Hash: update + digest of 64 bytes ≤ 1.9 µs
@@ -424,7 +470,10 @@ async function runChecks() {
     check(
       `sha256 updateAsync(64 MiB) + 1 ms timer: max lag (${(ms / CHECK_RUNS).toFixed(0)} ms per update; ` +
         `timer alone: ${median(alone).toFixed(1)} ms)`,
-      x, 'ms', '< 5 ms', x < 5,
+      x,
+      'ms',
+      '< 5 ms',
+      x < 5,
     );
   }
 }
@@ -450,8 +499,13 @@ function printChecks() {
   console.log('-'.repeat(head.length));
   for (const c of checks) {
     // three decimals: at parity a ratio of 0.998 fails ">= 1.0x" and must not print as 1.00x
-    const v = c.unit === 'x' ? `${c.value.toFixed(3)}x` : `${c.value.toFixed(c.value < 10 ? 3 : 1)} ${c.unit}`;
-    console.log(c.what.padEnd(70) + v.padStart(10) + '  ' + c.target.padEnd(12) + (c.pass ? 'PASS' : 'FAIL'));
+    const v =
+      c.unit === 'x'
+        ? `${c.value.toFixed(3)}x`
+        : `${c.value.toFixed(c.value < 10 ? 3 : 1)} ${c.unit}`;
+    console.log(
+      c.what.padEnd(70) + v.padStart(10) + '  ' + c.target.padEnd(12) + (c.pass ? 'PASS' : 'FAIL'),
+    );
   }
   const failed = checks.filter((c) => !c.pass).length;
   console.log(`${checks.length - failed} PASS, ${failed} FAIL`);
@@ -478,7 +532,12 @@ async function main() {
       if (ONLY && !ONLY.has(info.name)) continue;
       const list = await contenders(info);
       for (const len of [...SHORT_LENGTHS, LONG]) {
-        rows.push({ name: info.name, impl: info.implementation, len, results: measureLength(list, len) });
+        rows.push({
+          name: info.name,
+          impl: info.implementation,
+          len,
+          results: measureLength(list, len),
+        });
       }
       process.stderr.write('.');
     }

@@ -6,4 +6,5 @@
 
 const crypto = require('node:crypto');
 
-module.exports = ({ shared }) => crypto.createHash('sha256').update(new Uint8Array(shared)).digest('hex');
+module.exports = ({ shared }) =>
+  crypto.createHash('sha256').update(new Uint8Array(shared)).digest('hex');

@@ -113,7 +113,8 @@ async function runVariant(variant, duration) {
   const base = `http://127.0.0.1:${port}`;
   try {
     const loads = [autocannon({ url: `${base}/`, connections: 10, duration })];
-    if (variant !== 'idle') loads.push(autocannon({ url: `${base}/hash`, connections: 4, duration }));
+    if (variant !== 'idle')
+      loads.push(autocannon({ url: `${base}/hash`, connections: 4, duration }));
     const [root, hashed] = await Promise.all(loads);
     const stats = await new Promise((resolve) => {
       child.once('message', (m) => resolve(m.stats));
@@ -136,16 +137,23 @@ async function runVariant(variant, duration) {
 
 function print(results) {
   const head =
-    'variant'.padEnd(10) + '/ req/s'.padStart(10) + '/ p99 ms'.padStart(10) +
-    'hash req/s'.padStart(12) + 'hash p99 ms'.padStart(13) + 'errors'.padStart(8) +
+    'variant'.padEnd(10) +
+    '/ req/s'.padStart(10) +
+    '/ p99 ms'.padStart(10) +
+    'hash req/s'.padStart(12) +
+    'hash p99 ms'.padStart(13) +
+    'errors'.padStart(8) +
     'paired'.padStart(8);
   console.log(head);
   console.log('-'.repeat(head.length));
   for (const r of results) {
     console.log(
-      r.variant.padEnd(10) + r.rootRps.toFixed(0).padStart(10) + String(r.rootP99).padStart(10) +
+      r.variant.padEnd(10) +
+        r.rootRps.toFixed(0).padStart(10) +
+        String(r.rootP99).padStart(10) +
         (r.hashRps === undefined ? '-' : r.hashRps.toFixed(0)).padStart(12) +
-        (r.hashP99 === undefined ? '-' : String(r.hashP99)).padStart(13) + String(r.errors).padStart(8) +
+        (r.hashP99 === undefined ? '-' : String(r.hashP99)).padStart(13) +
+        String(r.errors).padStart(8) +
         (r.paired === undefined ? '-' : `${(100 * r.paired).toFixed(0)}%`).padStart(8),
     );
   }
@@ -181,7 +189,10 @@ function verdict(results) {
 /** Each figure the median over the runs of one variant (errors summed). */
 function medianResult(runs) {
   const median = (key) => {
-    const xs = runs.map((r) => r[key]).filter((x) => x !== undefined).sort((a, b) => a - b);
+    const xs = runs
+      .map((r) => r[key])
+      .filter((x) => x !== undefined)
+      .sort((a, b) => a - b);
     return xs.length ? xs[(xs.length - 1) >> 1] : undefined;
   };
   return {
@@ -202,7 +213,8 @@ async function main() {
   const duration = Number(at('--duration') ?? 10);
   const variants = at('--variants') ? at('--variants').split(',') : VARIANTS;
   const unknown = variants.filter((v) => !VARIANTS.includes(v));
-  if (unknown.length) throw new Error(`unknown variant(s): ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`unknown variant(s): ${unknown.join(', ')}; known: ${VARIANTS.join(', ')}`);
   console.log(
     `node:http on 127.0.0.1, autocannon: / with 10 connections + /hash (sha256 of 4 MiB) with 4, ` +
       `${duration} s per variant, Node ${process.version}`,

@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 
-import { HashqError, fromCode } from './errors';
+import { fromCode, HashqError } from './errors';
 
 /** Bytes the addon reads: Buffers, any TypedArray, DataView. */
 export type Bytes = ArrayBufferView;

@@ -66,7 +66,9 @@ export function algorithms(): AlgorithmInfo[] {
 
 /** The info of `name`, or undefined when the addon does not have it. */
 export function findAlgorithm(name: string): AlgorithmInfo | undefined {
-  return typeof name === 'string' ? byName.get(name) ?? byName.get(name.toLowerCase()) : undefined;
+  return typeof name === 'string'
+    ? (byName.get(name) ?? byName.get(name.toLowerCase()))
+    : undefined;
 }
 
 /** The info of `name`; UnknownAlgorithmError when the addon does not have it. */

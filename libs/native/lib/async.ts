@@ -40,7 +40,9 @@ export function configuredAsyncLimit(env: NodeJS.ProcessEnv = process.env): numb
   if (raw !== undefined && raw !== '') {
     const n = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
     if (!(n >= 1 && n <= 1024)) {
-      throw new BadArgumentError(`HASHQ_ASYNC_THREADS must be an integer from 1 to 1024, got "${raw}"`);
+      throw new BadArgumentError(
+        `HASHQ_ASYNC_THREADS must be an integer from 1 to 1024, got "${raw}"`,
+      );
     }
     return n;
   }

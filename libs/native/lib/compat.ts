@@ -7,9 +7,9 @@
 import { Transform, TransformCallback } from 'node:stream';
 
 import { fromStatus, native, statusCode } from './addon';
-import { BadArgumentError, UnknownAlgorithmError, stateErrorMessage } from './errors';
 import { AlgorithmInfo, AlgorithmName, findAlgorithm } from './algorithms';
 import { syncLimit } from './async';
+import { BadArgumentError, stateErrorMessage, UnknownAlgorithmError } from './errors';
 import { Hasher, hasherContext, newContext, wrapContext, wrapLoaded } from './hasher';
 
 /** Sha1 and Sha256 keep resumable-hash's values; the rest are appended. */
@@ -43,10 +43,30 @@ export enum HashType {
 
 /** The algorithm of each HashType, indexed by its value. */
 const TYPE_ALGORITHMS: readonly AlgorithmName[] = [
-  'sha1', 'sha256', 'sha224', 'sha384', 'sha512', 'sha3-256', 'sha3-512',
-  'shake128', 'shake256', 'ascon-hash256', 'ascon-xof128', 'ascon-cxof128',
-  'asconhashv12', 'asconhashav12', 'asconxofv12', 'asconxofav12', 'md5',
-  'crc32', 'crc32c', 'crc64nvme', 'xoodyak', 'esch256', 'esch384', 'romulush',
+  'sha1',
+  'sha256',
+  'sha224',
+  'sha384',
+  'sha512',
+  'sha3-256',
+  'sha3-512',
+  'shake128',
+  'shake256',
+  'ascon-hash256',
+  'ascon-xof128',
+  'ascon-cxof128',
+  'asconhashv12',
+  'asconhashav12',
+  'asconxofv12',
+  'asconxofav12',
+  'md5',
+  'crc32',
+  'crc32c',
+  'crc64nvme',
+  'xoodyak',
+  'esch256',
+  'esch384',
+  'romulush',
   'photonbeetlehash256',
 ];
 
@@ -155,7 +175,8 @@ export class MutableHash {
   }
 
   update(data: Buffer): Promise<void> {
-    if (!Buffer.isBuffer(data)) return Promise.reject(new BadArgumentError('Argument should be a buffer object'));
+    if (!Buffer.isBuffer(data))
+      return Promise.reject(new BadArgumentError('Argument should be a buffer object'));
     return this.#hasher.updateAsync(data);
   }
 
@@ -189,7 +210,11 @@ export class HashStream extends Transform {
     this.type = type;
   }
 
-  override _transform(chunk: unknown, _encoding: BufferEncoding, callback: TransformCallback): void {
+  override _transform(
+    chunk: unknown,
+    _encoding: BufferEncoding,
+    callback: TransformCallback,
+  ): void {
     if (!Buffer.isBuffer(chunk)) {
       callback(new BadArgumentError('Argument should be a buffer object'));
       return;

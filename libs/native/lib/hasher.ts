@@ -8,8 +8,16 @@
 import { Bytes, fromStatus, native, statusCode } from './addon';
 import { AlgorithmInfo, AlgorithmName, byId, byName, lookup } from './algorithms';
 import { ASYNC_SLICE_BYTES, syncLimit } from './async';
-import { BusyError, BadArgumentError, stateErrorMessage } from './errors';
-import { HashOptions, HasherOptions, Input, MAX_DEFAULT_OUTPUT, customization, outputLength, toBytes } from './input';
+import { BadArgumentError, BusyError, stateErrorMessage } from './errors';
+import {
+  customization,
+  HasherOptions,
+  HashOptions,
+  Input,
+  MAX_DEFAULT_OUTPUT,
+  outputLength,
+  toBytes,
+} from './input';
 
 /**
  * Contexts are carved from shared slabs, 64 to a slab: a fresh ArrayBuffer
@@ -111,7 +119,8 @@ export class Hasher {
    * (StateAlgorithmMismatchError).
    */
   static restore(state: Uint8Array, algorithm?: string): Hasher {
-    if (!ArrayBuffer.isView(state)) throw new BadArgumentError('state must be a Buffer or Uint8Array');
+    if (!ArrayBuffer.isView(state))
+      throw new BadArgumentError('state must be a Buffer or Uint8Array');
     const expect = algorithm === undefined ? -1 : lookup(algorithm).id;
     // newContext() and wrapLoaded() written out, as in serialize()
     if (slabUsed + CTX_SIZE > slab.byteLength) newSlab();

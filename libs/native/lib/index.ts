@@ -1,19 +1,19 @@
 /**
  * @hashq/native: resumable hash functions with a portable serialized state.
  */
+export type { AlgorithmInfo, AlgorithmName } from './algorithms';
+export { algorithms, findAlgorithm, implementation } from './algorithms';
+export { ASYNC_MIN_BYTES, asyncStats, asyncThreshold } from './async';
+export { Hash, HashStream, HashType, hashTypeAlgorithm, MutableHash } from './compat';
+export { cpucycles, cpucyclesSource, cpuFeatures } from './cpu';
 export {
+  BadArgumentError,
+  BusyError,
   HashqError,
-  UnknownAlgorithmError,
   InvalidStateError,
   StateAlgorithmMismatchError,
+  UnknownAlgorithmError,
   UnsupportedStateVersionError,
-  BusyError,
-  BadArgumentError,
 } from './errors';
-export type { AlgorithmName, AlgorithmInfo } from './algorithms';
-export type { Input, HasherOptions, HashOptions } from './input';
-export { algorithms, findAlgorithm, implementation } from './algorithms';
-export { ASYNC_MIN_BYTES, asyncThreshold, asyncStats } from './async';
-export { cpuFeatures, cpucycles, cpucyclesSource } from './cpu';
-export { Hasher, createHasher, hash, hashAsync } from './hasher';
-export { HashType, Hash, MutableHash, HashStream, hashTypeAlgorithm } from './compat';
+export { createHasher, hash, hashAsync, Hasher } from './hasher';
+export type { HasherOptions, HashOptions, Input } from './input';

@@ -32,13 +32,20 @@ export function toBytes(data: Input, what = 'data'): Bytes {
   throw new BadArgumentError(`${what} must be a Buffer, TypedArray, DataView or string`);
 }
 
-export function outputLength(info: AlgorithmInfo, length: number | undefined, fallback: number, max = MAX_OUTPUT): number {
+export function outputLength(
+  info: AlgorithmInfo,
+  length: number | undefined,
+  fallback: number,
+  max = MAX_OUTPUT,
+): number {
   if (length === undefined) return fallback;
   if (!Number.isInteger(length) || length < 1 || length > max) {
     throw new BadArgumentError(`output length must be an integer in 1..${max}`);
   }
   if (!info.xof && length !== info.digestLength) {
-    throw new BadArgumentError(`${info.name} has a fixed output length of ${info.digestLength} bytes`);
+    throw new BadArgumentError(
+      `${info.name} has a fixed output length of ${info.digestLength} bytes`,
+    );
   }
   return length;
 }

@@ -8,8 +8,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 import * as lib from '../lib';
-import { HashType, Hash, MutableHash, HashStream } from '../lib';
-import { TEST_SEED, prng } from './helpers/oracle';
+import { Hash, HashStream, HashType, MutableHash } from '../lib';
+import { prng, TEST_SEED } from './helpers/oracle';
 
 const rnd = prng(TEST_SEED);
 const sha256 = (m: Uint8Array): Buffer => crypto.createHash('sha256').update(m).digest();
@@ -71,17 +71,28 @@ describe('Hash (immutable)', () => {
     const h = new Hash(HashType.Sha1, state).updateSync(data);
     expect(h.digestSync().toString('hex')).toBe('319cff4ee8d4d0418ec21bac5b085ffa4e080206');
     // our serialize() writes the hashq format, which loads again
-    expect(new Hash(HashType.Sha1, h.serialize()).digestSync().toString('hex')).toBe('319cff4ee8d4d0418ec21bac5b085ffa4e080206');
+    expect(new Hash(HashType.Sha1, h.serialize()).digestSync().toString('hex')).toBe(
+      '319cff4ee8d4d0418ec21bac5b085ffa4e080206',
+    );
   });
 
-  test.each([0, 1, 55, 63, 64, 65, 200, 1000])('legacy SHA-1 and SHA-256 states of %i bytes resume', (len) => {
-    const msg = rnd.bytes(len);
-    const more = rnd.bytes(77);
-    const full = Buffer.concat([msg, more]);
-    expect(new Hash(HashType.Sha256, legacyState('sha256', msg)).updateSync(more).digestSync()).toEqual(sha256(full));
-    expect(new Hash(HashType.Sha1, legacyState('sha1', msg)).updateSync(more).digestSync()).toEqual(sha1(full));
-    expect(lib.Hasher.restore(legacyState('sha256', msg)).update(more).digest()).toEqual(sha256(full));
-  });
+  test.each([0, 1, 55, 63, 64, 65, 200, 1000])(
+    'legacy SHA-1 and SHA-256 states of %i bytes resume',
+    (len) => {
+      const msg = rnd.bytes(len);
+      const more = rnd.bytes(77);
+      const full = Buffer.concat([msg, more]);
+      expect(
+        new Hash(HashType.Sha256, legacyState('sha256', msg)).updateSync(more).digestSync(),
+      ).toEqual(sha256(full));
+      expect(
+        new Hash(HashType.Sha1, legacyState('sha1', msg)).updateSync(more).digestSync(),
+      ).toEqual(sha1(full));
+      expect(lib.Hasher.restore(legacyState('sha256', msg)).update(more).digest()).toEqual(
+        sha256(full),
+      );
+    },
+  );
 
   test('update returns a new hash and leaves the original unchanged', async () => {
     const a = Buffer.from('first');
@@ -114,17 +125,28 @@ describe('Hash (immutable)', () => {
   test('error messages and codes of resumable-hash', async () => {
     expect(() => new Hash(99 as HashType)).toThrow('Unknown hash type');
     expect(() => new Hash('Sha1' as unknown as HashType)).toThrow(lib.UnknownAlgorithmError);
-    expect(() => new Hash(HashType.Sha1, 'abc' as unknown as Buffer)).toThrow('Argument should be a buffer object');
+    expect(() => new Hash(HashType.Sha1, 'abc' as unknown as Buffer)).toThrow(
+      'Argument should be a buffer object',
+    );
     expect(() => new Hash(HashType.Sha1, Buffer.alloc(10))).toThrow('Invalid init payload');
-    expect(() => new Hash(HashType.Sha1, Buffer.alloc(10))).toThrow(expect.objectContaining({ code: 'ERR_STATE_INVALID' }));
+    expect(() => new Hash(HashType.Sha1, Buffer.alloc(10))).toThrow(
+      expect.objectContaining({ code: 'ERR_STATE_INVALID' }),
+    );
     const sha256State = new Hash(HashType.Sha256).updateSync(Buffer.from('x')).serialize();
     expect(() => new Hash(HashType.Sha1, sha256State)).toThrow(
-      expect.objectContaining({ code: 'ERR_STATE_ALGORITHM_MISMATCH', message: expect.stringContaining('Invalid init payload') }),
+      expect.objectContaining({
+        code: 'ERR_STATE_ALGORITHM_MISMATCH',
+        message: expect.stringContaining('Invalid init payload'),
+      }),
     );
     const h = new Hash(HashType.Sha1);
-    expect(() => h.updateSync('abc' as unknown as Buffer)).toThrow('Argument should be a buffer object');
+    expect(() => h.updateSync('abc' as unknown as Buffer)).toThrow(
+      'Argument should be a buffer object',
+    );
     expect(() => h.updateSync(new Uint8Array(3) as Buffer)).toThrow(lib.BadArgumentError);
-    await expect(h.update('abc' as unknown as Buffer)).rejects.toThrow('Argument should be a buffer object');
+    await expect(h.update('abc' as unknown as Buffer)).rejects.toThrow(
+      'Argument should be a buffer object',
+    );
     try {
       new Hash(HashType.Sha1, Buffer.alloc(10));
     } catch (err) {
@@ -150,8 +172,12 @@ describe('MutableHash', () => {
 
   test('errors', async () => {
     const m = new MutableHash(HashType.Sha1);
-    expect(() => m.updateSync('x' as unknown as Buffer)).toThrow('Argument should be a buffer object');
-    await expect(m.update(42 as unknown as Buffer)).rejects.toThrow('Argument should be a buffer object');
+    expect(() => m.updateSync('x' as unknown as Buffer)).toThrow(
+      'Argument should be a buffer object',
+    );
+    await expect(m.update(42 as unknown as Buffer)).rejects.toThrow(
+      'Argument should be a buffer object',
+    );
     const p = m.update(rnd.bytes(2 * lib.ASYNC_MIN_BYTES));
     await expect(m.update(Buffer.from('x'))).rejects.toMatchObject({ code: 'ERR_BUSY' });
     await p;
@@ -161,7 +187,12 @@ describe('MutableHash', () => {
 
 describe('HashStream', () => {
   test('pushes the digest of everything written when the input ends', async () => {
-    const chunks = [rnd.bytes(10), rnd.bytes(3 * lib.ASYNC_MIN_BYTES), rnd.bytes(1), rnd.bytes(70000)];
+    const chunks = [
+      rnd.bytes(10),
+      rnd.bytes(3 * lib.ASYNC_MIN_BYTES),
+      rnd.bytes(1),
+      rnd.bytes(70000),
+    ];
     const out: Buffer[] = [];
     const s = new HashStream(HashType.Sha256);
     s.on('data', (d: Buffer) => out.push(d));

@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 
 import * as lib from '../lib';
 import { ASYNC_SLICE_BYTES } from '../lib/async';
-import { TEST_SEED, oracle, prng } from './helpers/oracle';
+import { oracle, prng, TEST_SEED } from './helpers/oracle';
 import { runChild } from './helpers/spawn';
 
 const rnd = prng(TEST_SEED);
@@ -45,10 +45,15 @@ describe('inputs', () => {
     expect(lib.hash(main, new Uint8Array(0)).toString('hex')).toBe(sha(Buffer.alloc(0)));
   });
 
-  test.each([[42], [null], [{}], [[1, 2, 3]], [new ArrayBuffer(4)]])('%p is refused with ERR_BAD_ARGUMENT', (bad) => {
-    expect(() => lib.hash(main, bad as never)).toThrow(lib.BadArgumentError);
-    expect(() => lib.createHasher(main).update(bad as never)).toThrow(expect.objectContaining({ code: 'ERR_BAD_ARGUMENT' }));
-  });
+  test.each([[42], [null], [{}], [[1, 2, 3]], [new ArrayBuffer(4)]])(
+    '%p is refused with ERR_BAD_ARGUMENT',
+    (bad) => {
+      expect(() => lib.hash(main, bad as never)).toThrow(lib.BadArgumentError);
+      expect(() => lib.createHasher(main).update(bad as never)).toThrow(
+        expect.objectContaining({ code: 'ERR_BAD_ARGUMENT' }),
+      );
+    },
+  );
 });
 
 describe('Hasher', () => {
@@ -73,27 +78,35 @@ describe('Hasher', () => {
     s2.fill(0);
     expect(s1).toEqual(kept);
     const n = 1500; // > one 64 KiB pool of small states
-    const states = Array.from({ length: n }, (_, i) => lib.createHasher(main).update(String(i)).serialize());
+    const states = Array.from({ length: n }, (_, i) =>
+      lib.createHasher(main).update(String(i)).serialize(),
+    );
     const got = states.map((s) => lib.Hasher.restore(s).digest().toString('hex'));
     expect(got).toEqual(Array.from({ length: n }, (_, i) => sha(Buffer.from(String(i)))));
     expect(lib.Hasher.restore(s1).digest()).toEqual(lib.hash(main, 'a'));
   });
 
   test('a Hasher cannot be constructed directly', () => {
-    expect(() => new (lib.Hasher as unknown as new (...a: unknown[]) => unknown)()).toThrow(TypeError);
+    expect(() => new (lib.Hasher as unknown as new (...a: unknown[]) => unknown)()).toThrow(
+      TypeError,
+    );
   });
 
   test('XOF output length: option, digest({ length }) and prefixes', () => {
     if (!has('shake256')) return;
     const msg = rnd.bytes(300);
     const h = lib.createHasher('shake256', { outputLength: 100 });
-    expect(h.digest().toString('hex')).toBe(oracle('shake256', msg.subarray(0, 0), 100)!.toString('hex'));
+    expect(h.digest().toString('hex')).toBe(
+      oracle('shake256', msg.subarray(0, 0), 100)!.toString('hex'),
+    );
     h.update(msg);
     expect(h.digest({ length: 7 })).toEqual(oracle('shake256', msg, 7));
     expect(h.digest({ length: 1000 })).toEqual(oracle('shake256', msg, 1000));
     expect(lib.hash('shake256', msg, { length: 1000 })).toEqual(oracle('shake256', msg, 1000));
     // a hasher's default length is bounded (it travels in the state); digest lengths are not
-    expect(() => lib.createHasher('shake256', { outputLength: 65537 })).toThrow(lib.BadArgumentError);
+    expect(() => lib.createHasher('shake256', { outputLength: 65537 })).toThrow(
+      lib.BadArgumentError,
+    );
     const big = lib.createHasher('shake256', { outputLength: 65536 }).update(msg);
     expect(lib.Hasher.restore(big.serialize()).digest()).toEqual(oracle('shake256', msg, 65536));
     expect(big.digest({ length: 100000 })).toEqual(oracle('shake256', msg, 100000));
@@ -112,20 +125,33 @@ describe('Hasher', () => {
     expect(() => lib.createHasher(main, { customization: 'x' })).toThrow(lib.BadArgumentError);
     const cx = lib.algorithms().find((a) => a.customizable);
     if (!cx) return;
-    expect(() => lib.createHasher(cx.name, { customization: Buffer.alloc(257) })).toThrow(lib.BadArgumentError);
+    expect(() => lib.createHasher(cx.name, { customization: Buffer.alloc(257) })).toThrow(
+      lib.BadArgumentError,
+    );
     const a = lib.hash(cx.name, 'm', { customization: 'A' });
     expect(a).not.toEqual(lib.hash(cx.name, 'm', { customization: 'B' }));
-    expect(lib.createHasher(cx.name, { customization: Buffer.alloc(256, 1) }).update('m').digest()).toEqual(
-      lib.hash(cx.name, 'm', { customization: Buffer.alloc(256, 1) }),
-    );
+    expect(
+      lib
+        .createHasher(cx.name, { customization: Buffer.alloc(256, 1) })
+        .update('m')
+        .digest(),
+    ).toEqual(lib.hash(cx.name, 'm', { customization: Buffer.alloc(256, 1) }));
   });
 
   test('unknown algorithms', () => {
     expect(() => lib.createHasher('sha0')).toThrow(lib.UnknownAlgorithmError);
-    expect(() => lib.hash('nope', 'x')).toThrow(expect.objectContaining({ code: 'ERR_UNKNOWN_ALGORITHM' }));
+    expect(() => lib.hash('nope', 'x')).toThrow(
+      expect.objectContaining({ code: 'ERR_UNKNOWN_ALGORITHM' }),
+    );
     expect(() => lib.implementation('nope')).toThrow(lib.UnknownAlgorithmError);
     expect(() => lib.Hasher.restore(Buffer.alloc(10), 'nope')).toThrow(lib.UnknownAlgorithmError);
-    const e = (() => { try { lib.hash('nope', 'x'); } catch (err) { return err; } })();
+    const e = (() => {
+      try {
+        lib.hash('nope', 'x');
+      } catch (err) {
+        return err;
+      }
+    })();
     expect(e).toBeInstanceOf(lib.HashqError);
     expect(e).toBeInstanceOf(Error);
   });
@@ -164,7 +190,10 @@ describe('async', () => {
         a.update(piece);
         await b.updateAsync(piece);
       }
-      expect([info.name, b.digest().toString('hex')]).toEqual([info.name, a.digest().toString('hex')]);
+      expect([info.name, b.digest().toString('hex')]).toEqual([
+        info.name,
+        a.digest().toString('hex'),
+      ]);
     }
   });
 
@@ -182,11 +211,13 @@ describe('async', () => {
     await Promise.all(hashers.map((h, i) => h.updateAsync(msgs[i])));
     await Promise.all(hashers.map((h, i) => h.updateAsync(msgs[(i + 1) % msgs.length])));
     hashers.forEach((h, i) => {
-      expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([msgs[i], msgs[(i + 1) % msgs.length]])));
+      expect(h.digest().toString('hex')).toBe(
+        sha(Buffer.concat([msgs[i], msgs[(i + 1) % msgs.length]])),
+      );
     });
   });
 
-  test('updates beyond the async limit queue and (SHA-NI) pair up: every digest equals Node\'s', async () => {
+  test("updates beyond the async limit queue and (SHA-NI) pair up: every digest equals Node's", async () => {
     // Many hashers at once, more than the limit: the queue holds the rest,
     // and SHA-1/SHA-224/SHA-256 updates that meet there run two at a time
     // (hq_update2), each with its own buffered head and length.
@@ -195,14 +226,24 @@ describe('async', () => {
     const jobs = Array.from({ length: 24 }, (_, i) => {
       const name = names[i % names.length];
       const head = rnd.bytes(rnd.int(130));
-      const parts = [rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(200_000)), rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(9000))];
+      const parts = [
+        rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(200_000)),
+        rnd.bytes(lib.ASYNC_MIN_BYTES + rnd.int(9000)),
+      ];
       return { name, head, parts, h: lib.createHasher(name).update(head) };
     });
-    await Promise.all(jobs.map(async (j) => {
-      for (const part of j.parts) await j.h.updateAsync(part);
-    }));
+    await Promise.all(
+      jobs.map(async (j) => {
+        for (const part of j.parts) await j.h.updateAsync(part);
+      }),
+    );
     for (const j of jobs) {
-      const want = crypto.createHash(j.name).update(j.head).update(j.parts[0]).update(j.parts[1]).digest('hex');
+      const want = crypto
+        .createHash(j.name)
+        .update(j.head)
+        .update(j.parts[0])
+        .update(j.parts[1])
+        .digest('hex');
       expect([j.name, j.h.digest().toString('hex')]).toEqual([j.name, want]);
     }
     const after = lib.asyncStats();
@@ -231,7 +272,12 @@ describe('async', () => {
   });
 
   test('the input buffer stays alive while the pool reads it (child process, forced GC)', () => {
-    expect(runChild<boolean[]>('async-gc', null, 'dispatched', ['--expose-gc'])).toEqual([true, true, true, true]);
+    expect(runChild<boolean[]>('async-gc', null, 'dispatched', ['--expose-gc'])).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
   });
 
   test('inputs larger than ASYNC_SLICE_BYTES (internal) go in slices: same digest, busy until the last slice', async () => {
@@ -254,7 +300,9 @@ describe('async', () => {
     expect(seen.every((b) => b)).toBe(true);
     expect(h.busy).toBe(false);
     expect(h.bytesHashed).toBe(4 + n);
-    expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([Buffer.from('head'), raw.subarray(8, 8 + n)])));
+    expect(h.digest().toString('hex')).toBe(
+      sha(Buffer.concat([Buffer.from('head'), raw.subarray(8, 8 + n)])),
+    );
   });
 
   test('the event loop keeps turning during updateAsync of 64 MiB', async () => {
@@ -317,8 +365,14 @@ describe('metadata', () => {
       expect(lib.implementation(a.name)).toBe(a.implementation);
       expect(lib.hash(a.name, '')).toHaveLength(a.digestLength);
     }
-    if (has('sha256')) expect(lib.findAlgorithm('sha256')).toMatchObject({ digestLength: 32, blockSize: 64, xof: false });
-    if (has('shake128')) expect(lib.findAlgorithm('shake128')).toMatchObject({ blockSize: 168, xof: true });
+    if (has('sha256'))
+      expect(lib.findAlgorithm('sha256')).toMatchObject({
+        digestLength: 32,
+        blockSize: 64,
+        xof: false,
+      });
+    if (has('shake128'))
+      expect(lib.findAlgorithm('shake128')).toMatchObject({ blockSize: 168, xof: true });
   });
 
   test('cpucycles counts up', () => {
@@ -328,6 +382,8 @@ describe('metadata', () => {
     const b = lib.cpucycles();
     expect(typeof a).toBe('bigint');
     expect(b > a).toBe(x > 0);
-    expect(['rdtsc', 'cntvct_el0', 'rdtime', 'rdcycle', 'clock_monotonic']).toContain(lib.cpucyclesSource());
+    expect(['rdtsc', 'cntvct_el0', 'rdtime', 'rdcycle', 'clock_monotonic']).toContain(
+      lib.cpucyclesSource(),
+    );
   });
 });

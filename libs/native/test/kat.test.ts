@@ -9,15 +9,35 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
 import * as lib from '../lib';
-import { HashFn, KAT_DIR, checkKatFile, listKatFiles } from './helpers/kat';
+import { checkKatFile, HashFn, KAT_DIR, listKatFiles } from './helpers/kat';
 import { KatResult, runKats } from './helpers/library';
 import { runChild } from './helpers/spawn';
 
 const ALL_ALGORITHMS: lib.AlgorithmName[] = [
-  'sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha3-256', 'sha3-512',
-  'shake128', 'shake256', 'ascon-hash256', 'ascon-xof128', 'ascon-cxof128',
-  'asconhashv12', 'asconhashav12', 'asconxofv12', 'asconxofav12', 'md5',
-  'crc32', 'crc32c', 'crc64nvme', 'xoodyak', 'esch256', 'esch384', 'romulush',
+  'sha1',
+  'sha224',
+  'sha256',
+  'sha384',
+  'sha512',
+  'sha3-256',
+  'sha3-512',
+  'shake128',
+  'shake256',
+  'ascon-hash256',
+  'ascon-xof128',
+  'ascon-cxof128',
+  'asconhashv12',
+  'asconhashav12',
+  'asconxofv12',
+  'asconxofav12',
+  'md5',
+  'crc32',
+  'crc32c',
+  'crc64nvme',
+  'xoodyak',
+  'esch256',
+  'esch384',
+  'romulush',
   'photonbeetlehash256',
 ];
 
@@ -43,7 +63,10 @@ describe('known-answer tests', () => {
     for (const line of sums) {
       const [sum, file] = line.split(/ +/);
       const bytes = zlib.gunzipSync(fs.readFileSync(path.join(KAT_DIR, `${file}.gz`)));
-      expect({ file, sum: crypto.createHash('sha256').update(bytes).digest('hex') }).toEqual({ file, sum });
+      expect({ file, sum: crypto.createHash('sha256').update(bytes).digest('hex') }).toEqual({
+        file,
+        sum,
+      });
     }
   });
 
@@ -64,7 +87,8 @@ describe('known-answer tests', () => {
     const sha = files.find((f) => f.file === 'sha2/SHA256ShortMsg.rsp')!;
     const monte = files.find((f) => f.file === 'sha3/SHAKE128Monte.rsp')!;
     if (lib.findAlgorithm('sha256')) expect(checkKatFile(sha, wrong).failures).toHaveLength(65);
-    if (lib.findAlgorithm('shake128')) expect(checkKatFile(monte, wrong).failures).toHaveLength(100);
+    if (lib.findAlgorithm('shake128'))
+      expect(checkKatFile(monte, wrong).failures).toHaveLength(100);
   });
 
   test('dispatched path (this process)', () => {
@@ -80,12 +104,29 @@ describe('known-answer tests', () => {
   test('every other CPU-specific path (children, HASHQ_NATIVE_DISABLE)', () => {
     type Info = { implementations: Record<string, string> };
     const order = [
-      'avx512vl', 'vpclmul', 'avx2', 'sha', 'sse4.2', 'pclmul', 'bmi2', 'bmi1', 'sse4.1', 'ssse3',
-      'sha512', 'sha2', 'sha1', 'pmull', 'crc32', 'zknh', 'zbc', 'zbb',
+      'avx512vl',
+      'vpclmul',
+      'avx2',
+      'sha',
+      'sse4.2',
+      'pclmul',
+      'bmi2',
+      'bmi1',
+      'sse4.1',
+      'ssse3',
+      'sha512',
+      'sha2',
+      'sha1',
+      'pmull',
+      'crc32',
+      'zknh',
+      'zbc',
+      'zbb',
     ];
     const { active } = lib.cpuFeatures();
     const seen = new Set<string>();
-    const key = (impls: Record<string, string>): string[] => Object.entries(impls).map(([a, i]) => `${a}:${i}`);
+    const key = (impls: Record<string, string>): string[] =>
+      Object.entries(impls).map(([a, i]) => `${a}:${i}`);
     for (const k of key(runChild<Info>('info', null, 'dispatched').implementations)) seen.add(k);
     const hidden: string[] = [];
     for (const feature of order.filter((f) => active.includes(f))) {
@@ -93,15 +134,21 @@ describe('known-answer tests', () => {
       const info = runChild<Info>('info', null, { disable: hidden });
       const fresh = key(info.implementations).filter((k) => !seen.has(k));
       if (fresh.length === 0) continue;
-      const child = runChild<{ implementations: Record<string, string>; results: KatResult[] }>('kat', null, {
-        disable: hidden,
-      });
+      const child = runChild<{ implementations: Record<string, string>; results: KatResult[] }>(
+        'kat',
+        null,
+        {
+          disable: hidden,
+        },
+      );
       expectAllPass(child.results);
       for (const k of key(child.implementations)) seen.add(k);
     }
     // the last step hides everything: nothing CPU-specific is left
     if (active.length > 0) {
-      const last = runChild<Info>('info', null, { disable: order.filter((f) => active.includes(f)) });
+      const last = runChild<Info>('info', null, {
+        disable: order.filter((f) => active.includes(f)),
+      });
       for (const impl of Object.values(last.implementations)) expect(impl).toBe('portable');
     }
   });

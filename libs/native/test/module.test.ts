@@ -5,7 +5,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
+
+import { fromStatus, native } from '../lib/addon';
+import { configuredAsyncLimit } from '../lib/async';
 
 const root = path.join(__dirname, '..');
 const expected = crypto.createHash('sha256').update('abc').digest('hex');
@@ -42,17 +47,20 @@ test('ESM import (named and default exports are the same module instance)', () =
 });
 
 test('type declarations are shipped', () => {
-  const pkg = require(path.join(root, 'package.json'));
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
   expect(pkg.types).toBe('dist/index.d.ts');
   expect(pkg.exports['.'].types).toBe('./dist/index.d.ts');
-  expect(require('node:fs').existsSync(path.join(root, pkg.types))).toBe(true);
+  expect(fs.existsSync(path.join(root, pkg.types))).toBe(true);
 });
 
 test('binding.gyp compiles every C file of src/ (a missing one breaks the load)', () => {
-  const fs = require('node:fs') as typeof import('node:fs');
   const gyp = fs.readFileSync(path.join(root, 'binding.gyp'), 'utf8');
   const listed = [...gyp.matchAll(/"(src\/[^"]+\.c)"/g)].map((m) => m[1]).sort();
-  const present = fs.readdirSync(path.join(root, 'src')).filter((f) => f.endsWith('.c')).map((f) => `src/${f}`).sort();
+  const present = fs
+    .readdirSync(path.join(root, 'src'))
+    .filter((f) => f.endsWith('.c'))
+    .map((f) => `src/${f}`)
+    .sort();
   expect(listed).toEqual(present);
 });
 
@@ -118,8 +126,7 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
 });
 
 describe('HASHQ_ASYNC_THREADS', () => {
-  const { configuredAsyncLimit } = require('../lib/async') as typeof import('../lib/async');
-  const cpus = require('node:os').availableParallelism() as number;
+  const cpus = availableParallelism();
 
   test('defaults to the pool size capped at the CPUs; an explicit value wins', () => {
     expect(configuredAsyncLimit({})).toBe(Math.min(4, cpus));
@@ -131,7 +138,10 @@ describe('HASHQ_ASYNC_THREADS', () => {
 
   test.each(['0', 'abc', '1025', '2.5', ' 2', '-1'])('rejects %p with ERR_BAD_ARGUMENT', (raw) => {
     expect(() => configuredAsyncLimit({ HASHQ_ASYNC_THREADS: raw })).toThrow(
-      expect.objectContaining({ code: 'ERR_BAD_ARGUMENT', message: expect.stringContaining('HASHQ_ASYNC_THREADS') }),
+      expect.objectContaining({
+        code: 'ERR_BAD_ARGUMENT',
+        message: expect.stringContaining('HASHQ_ASYNC_THREADS'),
+      }),
     );
   });
 
@@ -151,20 +161,21 @@ describe('HASHQ_ASYNC_THREADS', () => {
 });
 
 describe('one set of names and numbers in C, the addon and TypeScript', () => {
-  const fs = require('node:fs') as typeof import('node:fs');
-  const { native, fromStatus } = require('../lib/addon') as typeof import('../lib/addon');
   const header = fs.readFileSync(path.join(root, 'src', 'hashq.h'), 'utf8');
 
   test('the version of hashq.h is the package version, and the addon reports it', () => {
-    const pkg = require(path.join(root, 'package.json'));
-    const part = (name: string): string => new RegExp(`#define HASHQ_VERSION_${name} (\\d+)`).exec(header)![1];
+    const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+    const part = (name: string): string =>
+      new RegExp(`#define HASHQ_VERSION_${name} (\\d+)`).exec(header)![1];
     expect(`${part('MAJOR')}.${part('MINOR')}.${part('PATCH')}`).toBe(pkg.version);
     expect(/#define HASHQ_VERSION_STRING "([^"]+)"/.exec(header)![1]).toBe(pkg.version);
     expect(native.version).toBe(pkg.version);
   });
 
   test('the addon exports enum hq_status by name, and each status becomes the error of that code', () => {
-    const inHeader = Object.fromEntries([...header.matchAll(/HQ_(ERR_\w+) = (\d+)/g)].map((m) => [m[1], Number(m[2])]));
+    const inHeader = Object.fromEntries(
+      [...header.matchAll(/HQ_(ERR_\w+) = (\d+)/g)].map((m) => [m[1], Number(m[2])]),
+    );
     expect(native.status).toEqual(inHeader);
     for (const [code, status] of Object.entries(native.status)) {
       const err = fromStatus(status, 'message');
@@ -180,7 +191,8 @@ describe('one set of names and numbers in C, the addon and TypeScript', () => {
   });
 
   test('the size limits of hashq.h', () => {
-    const limit = (name: string): number => Number(new RegExp(`#define ${name} (\\d+)`).exec(header)![1]);
+    const limit = (name: string): number =>
+      Number(new RegExp(`#define ${name} (\\d+)`).exec(header)![1]);
     expect(native.limits).toEqual({
       ctxSize: limit('HQ_CTX_SIZE'),
       stateMax: limit('HQ_STATE_MAX'),

@@ -5,7 +5,7 @@
  * the library's one-shot (checked against the official vectors).
  */
 import * as lib from '../lib';
-import { TEST_SEED, oracle, prng } from './helpers/oracle';
+import { oracle, prng, TEST_SEED } from './helpers/oracle';
 import { ImplPath, runChild } from './helpers/spawn';
 
 const infos = lib.algorithms();
@@ -50,7 +50,9 @@ describe.each(infos.map((i) => [i.name, i] as const))('%s', (_name, info) => {
       const msg = rnd.bytes(rnd.int(64 * 1024 + 1));
       const want = expected(info, msg).toString('hex');
       // several splits in a row: resume, update, serialize again, resume…
-      const cuts = [0, rnd.int(msg.length + 1), rnd.int(msg.length + 1), msg.length].sort((a, b) => a - b);
+      const cuts = [0, rnd.int(msg.length + 1), rnd.int(msg.length + 1), msg.length].sort(
+        (a, b) => a - b,
+      );
       let h = lib.createHasher(info.name, optionsFor(info));
       for (let c = 1; c < cuts.length; c++) {
         h.update(msg.subarray(cuts[c - 1], cuts[c]));
@@ -86,35 +88,47 @@ describe('across processes and implementation paths', () => {
     ['portable', 'portable'],
   ];
 
-  test.each(paths)(`state written on the %s path resumes on the %s path (${seedNote})`, (from, to) => {
-    const list = cases();
-    const serializeJobs = list.map((c) => {
-      const o = optionsFor(c.info);
-      return {
-        algorithm: c.info.name,
-        message: c.msg.subarray(0, c.split).toString('hex'),
-        options: { outputLength: o.outputLength, customization: (o.customization as Buffer | undefined)?.toString('hex') },
-      };
-    });
-    // "dispatched" here means this jest process when it is not forced portable.
-    const states =
-      from === 'dispatched' && process.env.HASHQ_NATIVE_IMPL !== 'portable'
-        ? list.map((c) => lib.createHasher(c.info.name, optionsFor(c.info)).update(c.msg.subarray(0, c.split)).serialize().toString('hex'))
-        : runChild<string[]>('serialize', serializeJobs, from);
-    const resumed = runChild<string[]>(
-      'resume',
-      list.map((c, i) => ({ state: states[i], rest: c.msg.subarray(c.split).toString('hex') })),
-      to,
-    );
-    list.forEach((c, i) => {
-      expect([c.info.name, c.msg.length, c.split, resumed[i]]).toEqual([
-        c.info.name,
-        c.msg.length,
-        c.split,
-        expected(c.info, c.msg).toString('hex'),
-      ]);
-    });
-  });
+  test.each(paths)(
+    `state written on the %s path resumes on the %s path (${seedNote})`,
+    (from, to) => {
+      const list = cases();
+      const serializeJobs = list.map((c) => {
+        const o = optionsFor(c.info);
+        return {
+          algorithm: c.info.name,
+          message: c.msg.subarray(0, c.split).toString('hex'),
+          options: {
+            outputLength: o.outputLength,
+            customization: (o.customization as Buffer | undefined)?.toString('hex'),
+          },
+        };
+      });
+      // "dispatched" here means this jest process when it is not forced portable.
+      const states =
+        from === 'dispatched' && process.env.HASHQ_NATIVE_IMPL !== 'portable'
+          ? list.map((c) =>
+              lib
+                .createHasher(c.info.name, optionsFor(c.info))
+                .update(c.msg.subarray(0, c.split))
+                .serialize()
+                .toString('hex'),
+            )
+          : runChild<string[]>('serialize', serializeJobs, from);
+      const resumed = runChild<string[]>(
+        'resume',
+        list.map((c, i) => ({ state: states[i], rest: c.msg.subarray(c.split).toString('hex') })),
+        to,
+      );
+      list.forEach((c, i) => {
+        expect([c.info.name, c.msg.length, c.split, resumed[i]]).toEqual([
+          c.info.name,
+          c.msg.length,
+          c.split,
+          expected(c.info, c.msg).toString('hex'),
+        ]);
+      });
+    },
+  );
 
   test('the same message serializes to the same bytes on both paths', () => {
     const list = cases();
@@ -123,9 +137,14 @@ describe('across processes and implementation paths', () => {
       return {
         algorithm: c.info.name,
         message: c.msg.subarray(0, c.split).toString('hex'),
-        options: { outputLength: o.outputLength, customization: (o.customization as Buffer | undefined)?.toString('hex') },
+        options: {
+          outputLength: o.outputLength,
+          customization: (o.customization as Buffer | undefined)?.toString('hex'),
+        },
       };
     });
-    expect(runChild<string[]>('serialize', jobs, 'portable')).toEqual(runChild<string[]>('serialize', jobs, 'dispatched'));
+    expect(runChild<string[]>('serialize', jobs, 'portable')).toEqual(
+      runChild<string[]>('serialize', jobs, 'dispatched'),
+    );
   });
 });

@@ -6,9 +6,14 @@
 import * as fs from 'node:fs';
 
 import * as lib from '../lib';
-import { GOLDEN_FILE, GoldenState, goldenMessage } from './fixtures/make-golden';
-import { LARGE_GOLDEN_FILE, LARGE_MESSAGE_BYTES, LargeGoldenState, largeMessage } from './fixtures/make-golden-large';
-import { TEST_SEED, hasOracle, oracle, prng } from './helpers/oracle';
+import { GOLDEN_FILE, goldenMessage, GoldenState } from './fixtures/make-golden';
+import {
+  LARGE_GOLDEN_FILE,
+  LARGE_MESSAGE_BYTES,
+  LargeGoldenState,
+  largeMessage,
+} from './fixtures/make-golden-large';
+import { hasOracle, oracle, prng, TEST_SEED } from './helpers/oracle';
 
 const golden: GoldenState[] = JSON.parse(fs.readFileSync(GOLDEN_FILE, 'utf8'));
 const linked = golden.filter((g) => lib.findAlgorithm(g.algorithm));
@@ -59,7 +64,10 @@ describe.each(linked.map((g) => [g.algorithm, g] as const))('golden %s', (_name,
   const msg = goldenMessage(g.messageLength);
   const options = {
     outputLength: g.options.outputLength,
-    customization: g.options.customization === undefined ? undefined : Buffer.from(g.options.customization, 'hex'),
+    customization:
+      g.options.customization === undefined
+        ? undefined
+        : Buffer.from(g.options.customization, 'hex'),
   };
 
   test('loads, finishes to the recorded digest and to the oracle', () => {
@@ -67,18 +75,27 @@ describe.each(linked.map((g) => [g.algorithm, g] as const))('golden %s', (_name,
     expect(h.bytesHashed).toBe(g.messageLength);
     const digest = h.digest().toString('hex');
     expect(digest).toBe(g.digest);
-    const independent = options.customization ? undefined : oracle(g.algorithm, msg, options.outputLength);
+    const independent = options.customization
+      ? undefined
+      : oracle(g.algorithm, msg, options.outputLength);
     if (hasOracle(g.algorithm)) expect(digest).toBe(independent!.toString('hex'));
-    expect(digest).toBe(lib.hash(g.algorithm, msg, { ...options, length: options.outputLength }).toString('hex'));
+    expect(digest).toBe(
+      lib.hash(g.algorithm, msg, { ...options, length: options.outputLength }).toString('hex'),
+    );
     // continuing after the load works too
     const more = Buffer.from('and more');
     expect(h.update(more).digest()).toEqual(
-      lib.hash(g.algorithm, Buffer.concat([msg, more]), { ...options, length: options.outputLength }),
+      lib.hash(g.algorithm, Buffer.concat([msg, more]), {
+        ...options,
+        length: options.outputLength,
+      }),
     );
   });
 
   test('today’s serializer writes the same bytes', () => {
-    expect(lib.createHasher(g.algorithm, options).update(msg).serialize().toString('hex')).toBe(g.state);
+    expect(lib.createHasher(g.algorithm, options).update(msg).serialize().toString('hex')).toBe(
+      g.state,
+    );
   });
 
   test('header fields: magic, version 1, algorithm id, length', () => {
@@ -146,13 +163,16 @@ describe.each(linked.map((g) => [g.algorithm, g] as const))('golden %s', (_name,
   test('a state of another algorithm is refused (ERR_STATE_ALGORITHM_MISMATCH)', () => {
     for (const other of lib.algorithms()) {
       if (other.name === g.algorithm) continue;
-      expect([other.name, restoreCode(stateOf(g), other.name)]).toEqual([other.name, 'ERR_STATE_ALGORITHM_MISMATCH']);
+      expect([other.name, restoreCode(stateOf(g), other.name)]).toEqual([
+        other.name,
+        'ERR_STATE_ALGORITHM_MISMATCH',
+      ]);
     }
     expect(restoreCode(stateOf(g), g.algorithm)).toBe('accepted');
   });
 });
 
-describe('golden states past 2^32 bytes (written by a 4 GiB run, digest by Node\'s crypto)', () => {
+describe("golden states past 2^32 bytes (written by a 4 GiB run, digest by Node's crypto)", () => {
   const large: LargeGoldenState[] = JSON.parse(fs.readFileSync(LARGE_GOLDEN_FILE, 'utf8'));
 
   test('below and above 2^32 for SHA-1, SHA-256, SHA-512, SHA3-256 and MD5', () => {
@@ -161,15 +181,18 @@ describe('golden states past 2^32 bytes (written by a 4 GiB run, digest by Node\
     expect(seen.sort()).toEqual(algorithms.flatMap((a) => [`${a} above`, `${a} below`]).sort());
   });
 
-  test.each(large.map((g) => [g.algorithm, g.bytes, g] as const))('%s at %i bytes finishes to the digest', (name, bytes, g) => {
-    const state = Buffer.from(g.state, 'hex');
-    expect(state.readBigUInt64LE(8)).toBe(BigInt(bytes));
-    const h = lib.Hasher.restore(state, name);
-    expect(h.bytesHashed).toBe(bytes);
-    h.update(largeMessage(bytes, LARGE_MESSAGE_BYTES));
-    expect(h.digest().toString('hex')).toBe(g.digest);
-    expect(Buffer.from(lib.Hasher.restore(state).serialize())).toEqual(state);
-  });
+  test.each(large.map((g) => [g.algorithm, g.bytes, g] as const))(
+    '%s at %i bytes finishes to the digest',
+    (name, bytes, g) => {
+      const state = Buffer.from(g.state, 'hex');
+      expect(state.readBigUInt64LE(8)).toBe(BigInt(bytes));
+      const h = lib.Hasher.restore(state, name);
+      expect(h.bytesHashed).toBe(bytes);
+      h.update(largeMessage(bytes, LARGE_MESSAGE_BYTES));
+      expect(h.digest().toString('hex')).toBe(g.digest);
+      expect(Buffer.from(lib.Hasher.restore(state).serialize())).toEqual(state);
+    },
+  );
 });
 
 test(`random garbage is rejected (ERR_STATE_INVALID) (HASHQ_TEST_SEED=${TEST_SEED})`, () => {
@@ -182,7 +205,9 @@ test(`random garbage is rejected (ERR_STATE_INVALID) (HASHQ_TEST_SEED=${TEST_SEE
       // a plausible header: magic, version 1, a real algorithm id
       t.write('HQst', 0, 'latin1');
       t[4] = 1;
-      t[5] = linked[rnd.int(linked.length)] ? lib.findAlgorithm(linked[rnd.int(linked.length)].algorithm)!.id : 1;
+      t[5] = linked[rnd.int(linked.length)]
+        ? lib.findAlgorithm(linked[rnd.int(linked.length)].algorithm)!.id
+        : 1;
     }
     const code = restoreCode(t);
     if (code !== 'ERR_STATE_INVALID') wrong.push(`${t.toString('hex')}: ${code}`);

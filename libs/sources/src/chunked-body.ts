@@ -1,4 +1,4 @@
-import { SourceError } from './source-error.js';
+import { SourceError } from './source-error';
 
 /**
  * Turns a network body (small pieces of any size) into chunks of `chunkBytes`
@@ -31,7 +31,9 @@ export async function* chunkBody(
   };
   try {
     for await (const raw of body) {
-      let piece = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+      let piece = Buffer.isBuffer(raw)
+        ? raw
+        : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
       onBytes?.(piece.length);
       if (toSkip > 0) {
         const n = Math.min(toSkip, piece.length);
@@ -56,10 +58,14 @@ export async function* chunkBody(
     }
   } catch (err) {
     if (err instanceof SourceError) throw err;
-    throw new SourceError('SOURCE_READ_FAILED', `reading ${what} failed: ${(err as Error).message}`, {
-      cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name,
-      bytesDelivered: delivered + filled,
-    });
+    throw new SourceError(
+      'SOURCE_READ_FAILED',
+      `reading ${what} failed: ${(err as Error).message}`,
+      {
+        cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name,
+        bytesDelivered: delivered + filled,
+      },
+    );
   }
   if (current && filled > 0) {
     delivered += filled;
@@ -67,13 +73,21 @@ export async function* chunkBody(
     yield current.subarray(0, filled);
   }
   if (toSkip > 0 || (expected !== null && delivered < expected)) {
-    throw new SourceError('SOURCE_READ_FAILED', `${what} ended early: ${delivered} of ${expected} bytes`, {
-      bytesDelivered: delivered,
-      expected,
-    });
+    throw new SourceError(
+      'SOURCE_READ_FAILED',
+      `${what} ended early: ${delivered} of ${expected} bytes`,
+      {
+        bytesDelivered: delivered,
+        expected,
+      },
+    );
   }
 }
 
 function tooLong(what: string, expected: number): SourceError {
-  return new SourceError('SOURCE_CHANGED', `${what} sent more than the ${expected} bytes announced`, { expected });
+  return new SourceError(
+    'SOURCE_CHANGED',
+    `${what} sent more than the ${expected} bytes announced`,
+    { expected },
+  );
 }

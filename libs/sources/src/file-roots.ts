@@ -1,9 +1,10 @@
-import { realpathSync, type BigIntStats } from 'node:fs';
-import { readlink, type FileHandle } from 'node:fs/promises';
+import { type BigIntStats, realpathSync } from 'node:fs';
+import { type FileHandle, readlink } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
-import { SourceError } from './source-error.js';
-import { fsErrorToSourceError } from './fs-errors.js';
-import { descriptorLink, isWithin, openBeneath, type WalkRoot } from './open-beneath.js';
+
+import { fsErrorToSourceError } from './fs-errors';
+import { descriptorLink, isWithin, openBeneath, type WalkRoot } from './open-beneath';
+import { SourceError } from './source-error';
 
 /** A regular file opened beneath a root; the caller closes `handle`. */
 export interface RootedFile {
@@ -36,7 +37,10 @@ export class FileRoots {
     for (const root of roots) {
       if (!isAbsolute(root)) throw new Error(`FileRoots: root must be absolute: ${root}`);
     }
-    this.roots = roots.map((root) => ({ lexical: resolve(root), real: realOrLexical(resolve(root)) }));
+    this.roots = roots.map((root) => ({
+      lexical: resolve(root),
+      real: realOrLexical(resolve(root)),
+    }));
   }
 
   /** Parses a comma-separated list such as HASHQ_FILE_ROOTS. */
@@ -62,10 +66,15 @@ export class FileRoots {
    * moved out meanwhile). Refusals carry only the requested path.
    */
   async openRegularFile(requested: string): Promise<RootedFile> {
-    const { handle, path } = await openBeneath(this.roots, this.lexicalPathOf(requested), requested);
+    const { handle, path } = await openBeneath(
+      this.roots,
+      this.lexicalPathOf(requested),
+      requested,
+    );
     try {
       const kernelPath = await readlink(descriptorLink(handle));
-      if (!this.roots.some((root) => isWithin(root.real, kernelPath))) throw this.outside(requested);
+      if (!this.roots.some((root) => isWithin(root.real, kernelPath)))
+        throw this.outside(requested);
       return { handle, path, stats: await handle.stat({ bigint: true }) };
     } catch (err) {
       await handle.close();
@@ -76,10 +85,14 @@ export class FileRoots {
   /** `requested` normalized, or a SourceError when it is relative, holds `..` or lies outside every root. */
   private lexicalPathOf(requested: string): string {
     if (!isAbsolute(requested) || requested.includes('\0')) {
-      throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must be absolute', { path: requested });
+      throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must be absolute', {
+        path: requested,
+      });
     }
     if (requested.split(/[\\/]/).includes('..')) {
-      throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must not contain ".."', { path: requested });
+      throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path must not contain ".."', {
+        path: requested,
+      });
     }
     const lexical = resolve(requested);
     if (!this.roots.some((root) => isWithin(root.lexical, lexical))) throw this.outside(requested);
@@ -87,6 +100,8 @@ export class FileRoots {
   }
 
   private outside(path: string): SourceError {
-    return new SourceError('PATH_OUTSIDE_ROOTS', 'file path is outside the allowed roots', { path });
+    return new SourceError('PATH_OUTSIDE_ROOTS', 'file path is outside the allowed roots', {
+      path,
+    });
   }
 }

@@ -1,14 +1,16 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, realpath, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { projectRoot } from '@hashq/config';
+
 import { FileRoots } from './file-roots';
 import { FileSource, fileVersion } from './file-source';
-import { SourceError } from './source-error';
 import type { SourceVersion } from './source';
+import { SourceError } from './source-error';
 
 /** Bounds of the attack: whichever comes first. */
 const ATTEMPTS = 2_000;
@@ -73,8 +75,15 @@ describe('FileSource under a symlink swap race', () => {
     await symlink(join(base, 'outside'), join(root, 'link'));
     insideVersion = fileVersion(await stat(join(root, 'dir', 'f'), { bigint: true }));
     const program = join(base, 'rename-exchange');
-    execFileSync('cc', ['-O2', '-o', program, join(projectRoot(), 'libs/sources/test/rename-exchange.c')]);
-    swapper = spawn(program, [join(root, 'dir'), join(root, 'link'), '60'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    execFileSync('cc', [
+      '-O2',
+      '-o',
+      program,
+      join(projectRoot(), 'libs/sources/test/rename-exchange.c'),
+    ]);
+    swapper = spawn(program, [join(root, 'dir'), join(root, 'link'), '60'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const [line] = (await once(swapper.stdout!, 'data')) as [Buffer];
     expect(line.toString()).toBe('ready\n');
   });
@@ -89,7 +98,11 @@ describe('FileSource under a symlink swap race', () => {
 
   it('never yields the outside file nor reveals its size, inode or mtime', async () => {
     const outsideVersion = fileVersion(await stat(join(base, 'outside', 'f'), { bigint: true }));
-    const secrets = new Set<unknown>([outsideVersion.size, outsideVersion.ino, outsideVersion.mtimeMs]);
+    const secrets = new Set<unknown>([
+      outsideVersion.size,
+      outsideVersion.ino,
+      outsideVersion.mtimeMs,
+    ]);
     expect(insideVersion.size).not.toBe(outsideVersion.size);
     expect(insideVersion.ino).not.toBe(outsideVersion.ino);
     expect(insideVersion.mtimeMs).not.toBe(outsideVersion.mtimeMs);
@@ -103,7 +116,14 @@ describe('FileSource under a symlink swap race', () => {
       async () => ({ identity: await source.currentVersion() }),
       () => submit(roots, path),
     ];
-    const tally = { attempts: 0, inside: 0, outsideBytes: 0, otherBytes: 0, identityLeaks: 0, refused: 0 };
+    const tally = {
+      attempts: 0,
+      inside: 0,
+      outsideBytes: 0,
+      otherBytes: 0,
+      identityLeaks: 0,
+      refused: 0,
+    };
     const codes: Record<string, number> = {};
     const started = Date.now();
     for (; tally.attempts < ATTEMPTS && Date.now() - started < MAX_ATTEMPT_MS; tally.attempts++) {

@@ -1,16 +1,28 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { appendFile, link, mkdir, mkdtemp, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  link,
+  mkdir,
+  mkdtemp,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  utimes,
+  writeFile,
+} from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { FileRoots } from './file-roots';
 import { FileSource } from './file-source';
 import { fsErrorToSourceError } from './fs-errors';
+import type { OpenedSource } from './source';
 import { SourceError } from './source-error';
 import { SourceFactory } from './source-factory';
-import type { OpenedSource } from './source';
 
 async function readAll(opened: OpenedSource): Promise<{ bytes: Buffer; chunks: number[] }> {
   const parts: Buffer[] = [];
@@ -31,8 +43,6 @@ async function refusal(promise: Promise<unknown>): Promise<SourceError> {
   }
   throw new Error('expected a SourceError');
 }
-
-const codeOf = async (promise: Promise<unknown>): Promise<string> => (await refusal(promise)).code;
 
 describe('FileSource', () => {
   let base: string;
@@ -103,7 +113,12 @@ describe('FileSource', () => {
     // The fields that differ and the sizes, never an inode or an mtime.
     expect({ code: changed.code, details: changed.details }).toEqual({
       code: 'SOURCE_CHANGED',
-      details: { path, changed: ['mtimeMs'], expected: { size: content.length }, actual: { size: content.length } },
+      details: {
+        path,
+        changed: ['mtimeMs'],
+        expected: { size: content.length },
+        actual: { size: content.length },
+      },
     });
     await writeFile(path, content.subarray(0, 10)); // shorter
     const now = await file.currentVersion();
@@ -143,12 +158,20 @@ describe('FileSource', () => {
     ['a path with .. that stays inside', () => `${root}/sub/../data.bin`, 'PATH_OUTSIDE_ROOTS'],
     ['a file outside every root', () => join(outside, 'secret.bin'), 'PATH_OUTSIDE_ROOTS'],
     ['a relative path', () => 'data.bin', 'PATH_OUTSIDE_ROOTS'],
-    ['a root-name prefix that is not the root', () => `${root}-evil/data.bin`, 'PATH_OUTSIDE_ROOTS'],
+    [
+      'a root-name prefix that is not the root',
+      () => `${root}-evil/data.bin`,
+      'PATH_OUTSIDE_ROOTS',
+    ],
     ['a missing file', () => join(root, 'missing.bin'), 'SOURCE_NOT_FOUND'],
     ['a directory', () => join(root, 'sub'), 'NOT_A_REGULAR_FILE'],
     ['a FIFO (must not block)', () => join(root, 'fifo'), 'NOT_A_REGULAR_FILE'],
     ['a Unix socket', () => join(root, 'socket'), 'NOT_A_REGULAR_FILE'],
-    ['a path through a symlink to a folder outside', () => join(root, 'dir-out', 'secret.bin'), 'PATH_OUTSIDE_ROOTS'],
+    [
+      'a path through a symlink to a folder outside',
+      () => join(root, 'dir-out', 'secret.bin'),
+      'PATH_OUTSIDE_ROOTS',
+    ],
   ])('refuses %s, naming only the requested path', async (_name, path, code) => {
     const err = await refusal(source(path()).open(0));
     expect({ code: err.code, details: err.details }).toEqual({ code, details: { path: path() } }); // no roots
@@ -157,13 +180,21 @@ describe('FileSource', () => {
   it('maps permission errors to SOURCE_FORBIDDEN and I/O errors to a transient code', () => {
     const eacces = Object.assign(new Error('denied'), { code: 'EACCES' });
     const eio = Object.assign(new Error('io'), { code: 'EIO' });
-    expect(fsErrorToSourceError(eacces, '/x')).toMatchObject({ code: 'SOURCE_FORBIDDEN', permanent: true });
-    expect(fsErrorToSourceError(eio, '/x')).toMatchObject({ code: 'SOURCE_READ_FAILED', permanent: false });
+    expect(fsErrorToSourceError(eacces, '/x')).toMatchObject({
+      code: 'SOURCE_FORBIDDEN',
+      permanent: true,
+    });
+    expect(fsErrorToSourceError(eio, '/x')).toMatchObject({
+      code: 'SOURCE_READ_FAILED',
+      permanent: false,
+    });
   });
 
   it('builds file sources from stored specs and refuses unknown types', () => {
     const factory = new SourceFactory(roots);
-    expect(factory.create({ type: 'file', path: join(root, 'data.bin') })).toBeInstanceOf(FileSource);
+    expect(factory.create({ type: 'file', path: join(root, 'data.bin') })).toBeInstanceOf(
+      FileSource,
+    );
     expect(() => factory.create({ type: 'ftp', url: 'ftp://x' })).toThrow(SourceError);
   });
 });

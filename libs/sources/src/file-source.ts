@@ -1,10 +1,11 @@
 import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import type { FileRoots } from './file-roots.js';
-import { fsErrorToSourceError } from './fs-errors.js';
-import { SourceError } from './source-error.js';
-import { changedFields, sameVersion } from './source.js';
-import type { OpenOptions, OpenedSource, Source, SourceVersion } from './source.js';
+
+import type { FileRoots } from './file-roots';
+import { fsErrorToSourceError } from './fs-errors';
+import type { OpenedSource, OpenOptions, Source, SourceVersion } from './source';
+import { changedFields, sameVersion } from './source';
+import { SourceError } from './source-error';
 
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 
@@ -29,7 +30,11 @@ export class FileSource implements Source {
     private readonly roots: FileRoots,
   ) {}
 
-  async open(offset: number, expected?: SourceVersion | null, options: OpenOptions = {}): Promise<OpenedSource> {
+  async open(
+    offset: number,
+    expected?: SourceVersion | null,
+    options: OpenOptions = {},
+  ): Promise<OpenedSource> {
     const { handle, stats } = await this.roots.openRegularFile(this.path);
     try {
       const version = fileVersion(stats);
@@ -44,7 +49,11 @@ export class FileSource implements Source {
         });
       }
       if (!Number.isSafeInteger(offset) || offset < 0 || offset > size) {
-        throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the file', { path: this.path, offset, size });
+        throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the file', {
+          path: this.path,
+          offset,
+          size,
+        });
       }
       let closing: Promise<void> | undefined;
       const close = () => (closing ??= handle.close());
@@ -81,7 +90,11 @@ export class FileSource implements Source {
   ): AsyncGenerator<Buffer> {
     const length = Math.min(chunkBytes, size - offset);
     if (length <= 0) return;
-    const buffers = [Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length)];
+    const buffers = [
+      Buffer.allocUnsafeSlow(length),
+      Buffer.allocUnsafeSlow(length),
+      Buffer.allocUnsafeSlow(length),
+    ];
     for (let position = offset, turn = 0; position < size; turn++) {
       const buffer = buffers[turn % buffers.length];
       const wanted = Math.min(length, size - position);

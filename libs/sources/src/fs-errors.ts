@@ -1,4 +1,4 @@
-import { SourceError } from './source-error.js';
+import { SourceError } from './source-error';
 
 /** Maps a Node fs error to the stable code a job fails with. */
 export function fsErrorToSourceError(err: unknown, path: string): SourceError {
@@ -12,7 +12,9 @@ export function fsErrorToSourceError(err: unknown, path: string): SourceError {
     case 'EPERM':
       return new SourceError('SOURCE_FORBIDDEN', 'permission denied', { path });
     case 'ENAMETOOLONG':
-      return new SourceError('SOURCE_NOT_FOUND', 'file name too long: no such file can exist', { path });
+      return new SourceError('SOURCE_NOT_FOUND', 'file name too long: no such file can exist', {
+        path,
+      });
     case 'ELOOP':
       return new SourceError('PATH_OUTSIDE_ROOTS', 'symbolic link refused', { path });
     default:

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpSource, type HttpSettings } from './http-source';
+
+import { type HttpSettings, HttpSource } from './http-source';
 import { NetGuard } from './net-guard';
-import { SourceError } from './source-error';
 import { sameVersion, type SourceVersion } from './source';
+import { SourceError } from './source-error';
 
 /**
  * HttpSource against real node:http servers on 127.0.0.1 (allowed explicitly,
@@ -52,7 +53,12 @@ describe('HttpSource', () => {
   const etag = () => `"${sha256(content).slice(0, 16)}"`;
   const lastModified = new Date(Date.UTC(2026, 0, 2, 3, 4, 5)).toUTCString();
 
-  function send(res: ServerResponse, status: number, headers: Record<string, string | number>, body: Buffer): void {
+  function send(
+    res: ServerResponse,
+    status: number,
+    headers: Record<string, string | number>,
+    body: Buffer,
+  ): void {
     res.writeHead(status, { 'content-length': body.length, ...headers });
     served.bodyBytes += body.length;
     res.end(body);
@@ -62,8 +68,17 @@ describe('HttpSource', () => {
    * Range support as RFC 9110 says: bytes=N- and bytes=N-M, If-Range (ETag or date), If-Match.
    * A null tag: a resource with Last-Modified only.
    */
-  function ranged(req: IncomingMessage, res: ServerResponse, data: Buffer, tag: string | null): void {
-    const headers = { ...(tag ? { etag: tag } : {}), 'last-modified': lastModified, 'accept-ranges': 'bytes' };
+  function ranged(
+    req: IncomingMessage,
+    res: ServerResponse,
+    data: Buffer,
+    tag: string | null,
+  ): void {
+    const headers = {
+      ...(tag ? { etag: tag } : {}),
+      'last-modified': lastModified,
+      'accept-ranges': 'bytes',
+    };
     const ifMatch = req.headers['if-match'];
     if (ifMatch && ifMatch !== '*' && ifMatch !== tag) {
       res.writeHead(412);
@@ -88,7 +103,12 @@ describe('HttpSource', () => {
   }
 
   /** A URL signed for GET only (S3/GCS presigned, Azure SAS): HEAD is refused with 403. */
-  function getOnly(req: IncomingMessage, res: ServerResponse, data: Buffer, tag: string | null): void {
+  function getOnly(
+    req: IncomingMessage,
+    res: ServerResponse,
+    data: Buffer,
+    tag: string | null,
+  ): void {
     if (req.method !== 'HEAD') return ranged(req, res, data, tag);
     res.writeHead(403);
     res.end();
@@ -100,14 +120,21 @@ describe('HttpSource', () => {
     changed[SIZE - 1] ^= 1;
     server = createServer((req, res) => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      served.requests.push({ method: req.method ?? '', path, range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
+      served.requests.push({
+        method: req.method ?? '',
+        path,
+        range: req.headers.range,
+        ifRange: req.headers['if-range'] as string | undefined,
+      });
       switch (path) {
         case '/range':
           return ranged(req, res, content, etag());
         case '/presigned':
           return getOnly(req, res, content, etag());
         case '/presigned-replaced': // replaced by `changed` once presignedReplaced is set
-          return presignedReplaced ? getOnly(req, res, changed, '"v2"') : getOnly(req, res, content, '"v1"');
+          return presignedReplaced
+            ? getOnly(req, res, changed, '"v2"')
+            : getOnly(req, res, content, '"v1"');
         case '/presigned-empty':
           return getOnly(req, res, Buffer.alloc(0), '"empty"');
         case '/presigned-last-modified': // no ETag: Last-Modified and the size pin it
@@ -116,10 +143,17 @@ describe('HttpSource', () => {
           res.writeHead(302, { location: '/presigned' });
           return void res.end();
         case '/norange': // ignores Range: always the whole body with 200
-          return send(res, 200, { etag: etag() }, req.method === 'HEAD' ? Buffer.alloc(0) : content);
+          return send(
+            res,
+            200,
+            { etag: etag() },
+            req.method === 'HEAD' ? Buffer.alloc(0) : content,
+          );
         case '/changing': // a new version after the first GET
           if (req.method === 'GET') changingVersion++;
-          return changingVersion <= 1 ? ranged(req, res, content, '"v1"') : ranged(req, res, changed, '"v2"');
+          return changingVersion <= 1
+            ? ranged(req, res, content, '"v1"')
+            : ranged(req, res, changed, '"v2"');
         case '/slow': // headers, a little body, then silence
           res.writeHead(200, { 'content-length': SIZE });
           res.write(content.subarray(0, 1000));
@@ -135,10 +169,14 @@ describe('HttpSource', () => {
           res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
           return void res.end();
         case '/redirect-loopback2':
-          res.writeHead(307, { location: `http://127.0.0.2:${(server.address() as AddressInfo).port}/range` });
+          res.writeHead(307, {
+            location: `http://127.0.0.2:${(server.address() as AddressInfo).port}/range`,
+          });
           return void res.end();
         case '/redirect-to': // to ?location=
-          res.writeHead(302, { location: new URL(req.url ?? '/', base).searchParams.get('location') ?? '/' });
+          res.writeHead(302, {
+            location: new URL(req.url ?? '/', base).searchParams.get('location') ?? '/',
+          });
           return void res.end();
         case '/loop':
           res.writeHead(302, { location: '/loop' });
@@ -172,7 +210,8 @@ describe('HttpSource', () => {
     maxRedirects: 3,
     ...over,
   });
-  const source = (path: string, over?: Partial<HttpSettings>) => new HttpSource({ type: 'http', url: base + path }, settings(over));
+  const source = (path: string, over?: Partial<HttpSettings>) =>
+    new HttpSource({ type: 'http', url: base + path }, settings(over));
 
   /** Reads [0, cut) then resumes at `cut` with the recorded version, like a worker after a crash. */
   async function crashAndResume(path: string, cut: number) {
@@ -217,7 +256,9 @@ describe('HttpSource', () => {
         const now = await source('/presigned-replaced').currentVersion();
         expect(now).toEqual({ etag: '"v2"', lastModified, size: SIZE });
         expect(sameVersion(now, opened.version)).toBe(false);
-        expect(await codeOf(source('/presigned-replaced').open(1 << 20, opened.version))).toBe('SOURCE_CHANGED');
+        expect(await codeOf(source('/presigned-replaced').open(1 << 20, opened.version))).toBe(
+          'SOURCE_CHANGED',
+        );
       } finally {
         presignedReplaced = false;
       }
@@ -231,7 +272,9 @@ describe('HttpSource', () => {
     });
 
     it('Last-Modified only: the check compares the date and the size', async () => {
-      const opened = await source('/presigned-last-modified').open(0, null, { chunkBytes: 1 << 20 });
+      const opened = await source('/presigned-last-modified').open(0, null, {
+        chunkBytes: 1 << 20,
+      });
       await readAll(opened.stream);
       const now = await source('/presigned-last-modified').currentVersion();
       expect(now).toEqual({ etag: null, lastModified, size: SIZE });
@@ -244,8 +287,14 @@ describe('HttpSource', () => {
     });
 
     it('follows redirects, each target checked by the SSRF guard; statuses map as for a read', async () => {
-      expect(await source('/redirect-presigned').currentVersion()).toEqual({ etag: etag(), lastModified, size: SIZE });
-      expect(await codeOf(source('/redirect-metadata').currentVersion())).toBe('SOURCE_ADDRESS_FORBIDDEN');
+      expect(await source('/redirect-presigned').currentVersion()).toEqual({
+        etag: etag(),
+        lastModified,
+        size: SIZE,
+      });
+      expect(await codeOf(source('/redirect-metadata').currentVersion())).toBe(
+        'SOURCE_ADDRESS_FORBIDDEN',
+      );
       const spec = { type: 'http' as const, url: `${base}/presigned` };
       const unguarded = new HttpSource(spec, settings({ guard: new NetGuard([]) }));
       served.requests = [];
@@ -261,7 +310,9 @@ describe('HttpSource', () => {
     const { whole, second } = await crashAndResume('/range', cut);
     expect(sha256(whole)).toBe(sha256(content));
     const resumed = served.requests.filter((r) => r.range);
-    expect(resumed).toEqual([{ method: 'GET', path: '/range', range: `bytes=${cut}-`, ifRange: etag() }]);
+    expect(resumed).toEqual([
+      { method: 'GET', path: '/range', range: `bytes=${cut}-`, ifRange: etag() },
+    ]);
     expect(second.discardedBytes).toBe(0);
   });
 
@@ -287,7 +338,9 @@ describe('HttpSource', () => {
   });
 
   it('a stalled server hits the idle timeout → transient SOURCE_READ_FAILED', async () => {
-    const opened = await source('/slow', { idleTimeoutMs: 300 }).open(0, null, { chunkBytes: 1 << 20 });
+    const opened = await source('/slow', { idleTimeoutMs: 300 }).open(0, null, {
+      chunkBytes: 1 << 20,
+    });
     const err = await readAll(opened.stream).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SourceError);
     expect((err as SourceError).code).toBe('SOURCE_READ_FAILED');
@@ -309,23 +362,39 @@ describe('HttpSource', () => {
   });
 
   it('redirects to forbidden addresses → SOURCE_ADDRESS_FORBIDDEN, nothing fetched there', async () => {
-    expect(await codeOf(source('/redirect-metadata').open(0, null))).toBe('SOURCE_ADDRESS_FORBIDDEN');
-    expect(await codeOf(source('/redirect-loopback2').open(0, null))).toBe('SOURCE_ADDRESS_FORBIDDEN');
+    expect(await codeOf(source('/redirect-metadata').open(0, null))).toBe(
+      'SOURCE_ADDRESS_FORBIDDEN',
+    );
+    expect(await codeOf(source('/redirect-loopback2').open(0, null))).toBe(
+      'SOURCE_ADDRESS_FORBIDDEN',
+    );
     expect(served.requests.filter((r) => r.path === '/range')).toEqual([]);
   });
 
   it('redirects to multicast and broadcast literals in any form → SOURCE_ADDRESS_FORBIDDEN', async () => {
     // Forms the kernel would not open a TCP connection to either: no packet leaves even if the guard let them by.
-    for (const target of ['http://224.1/', 'http://4294967295/', 'http://[ff02::1]/', 'http://[::ffff:e000:1]:8080/']) {
+    for (const target of [
+      'http://224.1/',
+      'http://4294967295/',
+      'http://[ff02::1]/',
+      'http://[::ffff:e000:1]:8080/',
+    ]) {
       const path = `/redirect-to?location=${encodeURIComponent(target)}`;
-      expect([target, await codeOf(source(path).open(0, null))]).toEqual([target, 'SOURCE_ADDRESS_FORBIDDEN']);
+      expect([target, await codeOf(source(path).open(0, null))]).toEqual([
+        target,
+        'SOURCE_ADDRESS_FORBIDDEN',
+      ]);
     }
   });
 
   it('404 and 403 are permanent SOURCE_NOT_FOUND / SOURCE_FORBIDDEN', async () => {
-    const missing = await source('/missing').open(0, null).then(expectedFailure, (e: SourceError) => e);
+    const missing = await source('/missing')
+      .open(0, null)
+      .then(expectedFailure, (e: SourceError) => e);
     expect([missing.code, missing.permanent]).toEqual(['SOURCE_NOT_FOUND', true]);
-    const forbidden = await source('/forbidden').open(0, null).then(expectedFailure, (e: SourceError) => e);
+    const forbidden = await source('/forbidden')
+      .open(0, null)
+      .then(expectedFailure, (e: SourceError) => e);
     expect([forbidden.code, forbidden.permanent]).toEqual(['SOURCE_FORBIDDEN', true]);
   });
 
@@ -358,7 +427,10 @@ describe('HttpSource', () => {
     const port = (server.address() as AddressInfo).port;
     for (const allow of [['127.0.0.1'], ['127.0.0.0/8'], ['localhost', '::1/128']]) {
       const host = allow[0] === 'localhost' ? 'localhost' : '127.0.0.1';
-      const src = new HttpSource({ type: 'http', url: `http://${host}:${port}/range` }, settings({ guard: new NetGuard(allow) }));
+      const src = new HttpSource(
+        { type: 'http', url: `http://${host}:${port}/range` },
+        settings({ guard: new NetGuard(allow) }),
+      );
       const opened = await src.open(0, null);
       expect(sha256(await readAll(opened.stream))).toBe(sha256(content));
     }

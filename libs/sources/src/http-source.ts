@@ -1,9 +1,21 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import {
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  request as httpRequest,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { chunkBody } from './chunked-body.js';
-import type { NetGuard } from './net-guard.js';
-import { SourceError } from './source-error.js';
-import { sameVersion, type OpenOptions, type OpenedSource, type Source, type SourceVersion } from './source.js';
+
+import { chunkBody } from './chunked-body';
+import type { NetGuard } from './net-guard';
+import {
+  type OpenedSource,
+  type OpenOptions,
+  sameVersion,
+  type Source,
+  type SourceVersion,
+} from './source';
+import { SourceError } from './source-error';
 
 export interface HttpSourceSpec {
   type: 'http';
@@ -21,7 +33,15 @@ export interface HttpSettings {
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Headers a caller may not set: they would break the byte accounting or the pinning. */
-const RESERVED = new Set(['range', 'if-range', 'accept-encoding', 'host', 'content-length', 'connection', 'transfer-encoding']);
+const RESERVED = new Set([
+  'range',
+  'if-range',
+  'accept-encoding',
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+]);
 
 /**
  * A URL read with GET. Identity: strong ETag, Last-Modified and size. A resume
@@ -45,7 +65,11 @@ export class HttpSource implements Source {
     this.httpsAgent = new HttpsAgent({ keepAlive: false, lookup });
   }
 
-  async open(offset: number, expected?: SourceVersion | null, options: OpenOptions = {}): Promise<OpenedSource & { discardedBytes: number }> {
+  async open(
+    offset: number,
+    expected?: SourceVersion | null,
+    options: OpenOptions = {},
+  ): Promise<OpenedSource & { discardedBytes: number }> {
     const headers: OutgoingHttpHeaders = {};
     if (offset > 0) {
       headers.range = `bytes=${offset}-`;
@@ -60,10 +84,14 @@ export class HttpSource implements Source {
       if (res.statusCode === 206) {
         const range = parseContentRange(res.headers['content-range']);
         if (!range || range.start !== offset) {
-          throw new SourceError('SOURCE_READ_FAILED', 'server answered a different range than asked', {
-            asked: offset,
-            contentRange: res.headers['content-range'] ?? null,
-          });
+          throw new SourceError(
+            'SOURCE_READ_FAILED',
+            'server answered a different range than asked',
+            {
+              asked: offset,
+              contentRange: res.headers['content-range'] ?? null,
+            },
+          );
         }
         size = range.total;
         version.size = size;
@@ -87,7 +115,10 @@ export class HttpSource implements Source {
         });
       }
       if (size !== null && offset > size) {
-        throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the resource', { offset, size });
+        throw new SourceError('SOURCE_CHANGED', 'offset is past the end of the resource', {
+          offset,
+          size,
+        });
       }
       const remaining = size === null ? null : size - offset;
       const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
@@ -151,9 +182,16 @@ export class HttpSource implements Source {
       if (!REDIRECTS.has(status)) return res;
       res.resume();
       const location = res.headers.location;
-      if (!location) throw new SourceError('SOURCE_READ_FAILED', `redirect ${status} without a Location`, { url: redact(url.href) });
+      if (!location)
+        throw new SourceError('SOURCE_READ_FAILED', `redirect ${status} without a Location`, {
+          url: redact(url.href),
+        });
       if (hop >= this.settings.maxRedirects) {
-        throw new SourceError('SOURCE_UNSUPPORTED', `more than ${this.settings.maxRedirects} redirects`, { url: redact(this.spec.url) });
+        throw new SourceError(
+          'SOURCE_UNSUPPORTED',
+          `more than ${this.settings.maxRedirects} redirects`,
+          { url: redact(this.spec.url) },
+        );
       }
       url = parseUrl(new URL(location, url).href);
     }
@@ -169,10 +207,22 @@ export class HttpSource implements Source {
         agent: secure ? this.httpsAgent : this.httpAgent,
       });
       const timer = setTimeout(() => {
-        req.destroy(new SourceError('SOURCE_READ_FAILED', `no response within ${this.settings.connectTimeoutMs} ms`, { url: redact(url.href) }));
+        req.destroy(
+          new SourceError(
+            'SOURCE_READ_FAILED',
+            `no response within ${this.settings.connectTimeoutMs} ms`,
+            { url: redact(url.href) },
+          ),
+        );
       }, this.settings.connectTimeoutMs);
       req.setTimeout(this.settings.idleTimeoutMs, () => {
-        req.destroy(new SourceError('SOURCE_READ_FAILED', `connection idle for ${this.settings.idleTimeoutMs} ms`, { url: redact(url.href) }));
+        req.destroy(
+          new SourceError(
+            'SOURCE_READ_FAILED',
+            `connection idle for ${this.settings.idleTimeoutMs} ms`,
+            { url: redact(url.href) },
+          ),
+        );
       });
       req.once('response', (res) => {
         clearTimeout(timer);
@@ -197,7 +247,9 @@ function parseUrl(text: string): URL {
     throw new SourceError('SOURCE_UNSUPPORTED', 'invalid URL', { url: text });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new SourceError('SOURCE_UNSUPPORTED', `unsupported URL scheme "${url.protocol}"`, { url: redact(text) });
+    throw new SourceError('SOURCE_UNSUPPORTED', `unsupported URL scheme "${url.protocol}"`, {
+      url: redact(text),
+    });
   }
   return url;
 }
@@ -218,7 +270,8 @@ export function redact(text: string): string {
 
 function versionOf(res: IncomingMessage): SourceVersion {
   const etag = typeof res.headers.etag === 'string' ? res.headers.etag : null;
-  const lastModified = typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
+  const lastModified =
+    typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null;
   const length = res.headers['content-length'];
   const size = length !== undefined && /^\d+$/.test(length) ? Number(length) : null;
   return { etag, lastModified, size };
@@ -232,23 +285,38 @@ function ifRangeValidator(expected?: SourceVersion | null): string | undefined {
   return typeof lastModified === 'string' ? lastModified : undefined;
 }
 
-export function parseContentRange(value: string | undefined): { start: number; end: number; total: number | null } | null {
+export function parseContentRange(
+  value: string | undefined,
+): { start: number; end: number; total: number | null } | null {
   const match = value ? /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(value.trim()) : null;
   if (!match) return null;
-  return { start: Number(match[1]), end: Number(match[2]), total: match[3] === '*' ? null : Number(match[3]) };
+  return {
+    start: Number(match[1]),
+    end: Number(match[2]),
+    total: match[3] === '*' ? null : Number(match[3]),
+  };
 }
 
 function statusError(status: number, url: string): SourceError {
   const details = { url: redact(url), status };
-  if (status === 404 || status === 410) return new SourceError('SOURCE_NOT_FOUND', `HTTP ${status}`, details);
-  if (status === 401 || status === 403) return new SourceError('SOURCE_FORBIDDEN', `HTTP ${status}`, details);
-  if (status === 408 || status === 429 || status >= 500) return new SourceError('SOURCE_READ_FAILED', `HTTP ${status}`, details);
+  if (status === 404 || status === 410)
+    return new SourceError('SOURCE_NOT_FOUND', `HTTP ${status}`, details);
+  if (status === 401 || status === 403)
+    return new SourceError('SOURCE_FORBIDDEN', `HTTP ${status}`, details);
+  if (status === 408 || status === 429 || status >= 500)
+    return new SourceError('SOURCE_READ_FAILED', `HTTP ${status}`, details);
   return new SourceError('SOURCE_UNSUPPORTED', `unexpected HTTP status ${status}`, details);
 }
 
 function toSourceError(err: unknown, url: URL): SourceError {
   if (err instanceof SourceError) return err;
   const e = err as NodeJS.ErrnoException;
-  if (e.code === 'ENOTFOUND') return new SourceError('SOURCE_NOT_FOUND', `host not found: ${url.hostname}`, { url: redact(url.href) });
-  return new SourceError('SOURCE_READ_FAILED', `request failed: ${e.message}`, { url: redact(url.href), cause: e.code ?? e.name });
+  if (e.code === 'ENOTFOUND')
+    return new SourceError('SOURCE_NOT_FOUND', `host not found: ${url.hostname}`, {
+      url: redact(url.href),
+    });
+  return new SourceError('SOURCE_READ_FAILED', `request failed: ${e.message}`, {
+    url: redact(url.href),
+    cause: e.code ?? e.name,
+  });
 }

@@ -1,6 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+
 import { loadConfig } from '@hashq/config';
+
 import { isForbiddenAddress, NetGuard, normalizeAddress } from './net-guard';
 import { remoteConfig } from './remote-config';
 import { SourceError } from './source-error';
@@ -34,7 +36,13 @@ const REFUSED: Array<[range: string, ...samples: string[]]> = [
   ['255.255.255.255/32', '255.255.255.255'],
   ['::1/128', '::1'],
   ['::/128', '::'],
-  ['64:ff9b:1::/48', '64:ff9b:1::', '64:ff9b:1::808:808', '64:ff9b:1:8000::', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff'],
+  [
+    '64:ff9b:1::/48',
+    '64:ff9b:1::',
+    '64:ff9b:1::808:808',
+    '64:ff9b:1:8000::',
+    '64:ff9b:1:ffff:ffff:ffff:ffff:ffff',
+  ],
   ['100::/64', '100::', '100::8000:0:0:0', '100::ffff:ffff:ffff:ffff'],
   ['100:0:0:1::/64', '100:0:0:1::', '100:0:0:1:8000::', '100:0:0:1:ffff:ffff:ffff:ffff'],
   ['2001::/23', '2001:1::', '2001:1::4', '2001:100::', '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff'],
@@ -68,7 +76,12 @@ const REGISTRY_GLOBAL: Array<[range: string, ...samples: string[]]> = [
   ['2001:4:112::/48', '2001:4:112::', '2001:4:112:8000::', '2001:4:112:ffff:ffff:ffff:ffff:ffff'],
   ['2001:20::/28', '2001:20::', '2001:28::', '2001:2f:ffff:ffff:ffff:ffff:ffff:ffff'],
   ['2001:30::/28', '2001:30::', '2001:38::', '2001:3f:ffff:ffff:ffff:ffff:ffff:ffff'],
-  ['2620:4f:8000::/48', '2620:4f:8000::', '2620:4f:8000:8000::', '2620:4f:8000:ffff:ffff:ffff:ffff:ffff'],
+  [
+    '2620:4f:8000::/48',
+    '2620:4f:8000::',
+    '2620:4f:8000:8000::',
+    '2620:4f:8000:ffff:ffff:ffff:ffff:ffff',
+  ],
 ];
 
 /** Global unicast just outside a refused range (the range named first), and ordinary public hosts. */
@@ -90,7 +103,12 @@ const NEIGHBOURS: Array<[range: string, ...outside: string[]]> = [
   ['2001::/23', '2000:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '2001:200::', '2001:4860:4860::8888'],
   ['2001:db8::/32', '2001:db7:ffff:ffff:ffff:ffff:ffff:ffff', '2001:db9::'],
   ['2002::/16', '2001:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '2003::', '2003:de:2016::1'],
-  ['3fff::/20', '3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '3fff:1000::', '3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  [
+    '3fff::/20',
+    '3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    '3fff:1000::',
+    '3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+  ],
   ['fc00::/7', '2000::', '2606:4700::1111', '2a00:1450:4001:80b::200e'],
 ];
 
@@ -158,7 +176,11 @@ const codeOf = (fn: () => unknown): string => {
  * Rows [range, address, inside the range, allowed, not forbidden] whose last three are not
  * (inside, allowed, allowed) as expected: an empty list when the whole table holds.
  */
-function wrongVerdicts(table: Array<[string, ...string[]]>, inside: boolean, allowed: boolean): unknown[][] {
+function wrongVerdicts(
+  table: Array<[string, ...string[]]>,
+  inside: boolean,
+  allowed: boolean,
+): unknown[][] {
   const none = new NetGuard([]);
   const rows = table.flatMap(([range, ...samples]) =>
     samples.map((address) => [
@@ -169,7 +191,9 @@ function wrongVerdicts(table: Array<[string, ...string[]]>, inside: boolean, all
       !isForbiddenAddress(address),
     ]),
   );
-  return rows.filter(([, , isInside, ...verdicts]) => isInside !== inside || verdicts.some((v) => v !== allowed));
+  return rows.filter(
+    ([, , isInside, ...verdicts]) => isInside !== inside || verdicts.some((v) => v !== allowed),
+  );
 }
 
 /** The SSRF policy (issues 4 and 12) as a table of addresses, and the allow list of HASHQ_ALLOW_HOSTS. */
@@ -195,7 +219,9 @@ describe('NetGuard', () => {
       embeds.split(' / ').every((v4) => none.addressAllowed(v4)),
       none.addressAllowed(address),
     ]);
-    expect(verdicts).toEqual(EMBEDDED.map(([address, embeds, allowed]) => [address, embeds, allowed, allowed]));
+    expect(verdicts).toEqual(
+      EMBEDDED.map(([address, embeds, allowed]) => [address, embeds, allowed, allowed]),
+    );
   });
 
   it('refuses what is no address, and reads brackets, case and zone ids', () => {
@@ -241,12 +267,17 @@ describe('NetGuard', () => {
       'http://user:pw@[::ffff:0:a9fe:a9fe]/x',
     ];
     for (const url of forbidden) {
-      expect([url, codeOf(() => parseRemoteSource(url, none))]).toEqual([url, 'SOURCE_ADDRESS_FORBIDDEN']);
+      expect([url, codeOf(() => parseRemoteSource(url, none))]).toEqual([
+        url,
+        'SOURCE_ADDRESS_FORBIDDEN',
+      ]);
       const asObject = codeOf(() => parseRemoteSource({ type: 'http', url }, none));
       expect([url, asObject]).toEqual([url, 'SOURCE_ADDRESS_FORBIDDEN']);
     }
     // The URL parser refuses zone ids; global addresses in any form pass.
-    expect(codeOf(() => parseRemoteSource('http://[fe80::1%25eth0]/', none))).toBe('SOURCE_UNSUPPORTED');
+    expect(codeOf(() => parseRemoteSource('http://[fe80::1%25eth0]/', none))).toBe(
+      'SOURCE_UNSUPPORTED',
+    );
     const global = [
       'http://134744072/', // 8.8.8.8
       'http://[64:ff9b::808:808]/',
@@ -260,23 +291,51 @@ describe('NetGuard', () => {
 
   it('HASHQ_ALLOW_HOSTS exempts listed addresses, CIDRs and names; an embedded IPv4 one only when mapped', () => {
     const guard = new NetGuard([
-      '198.18.0.0/15', '224.0.0.251', '64:ff9b:1::/48', '100::/64', '2002:c612::/32', 'Nat64.internal', '127.0.0.1',
+      '198.18.0.0/15',
+      '224.0.0.251',
+      '64:ff9b:1::/48',
+      '100::/64',
+      '2002:c612::/32',
+      'Nat64.internal',
+      '127.0.0.1',
     ]);
     const allowed = [
-      '198.18.0.1', '198.19.255.255', '::ffff:198.18.0.1', '0:0:0:0:0:ffff:c612:1', '224.0.0.251',
-      '64:ff9b:1::a9fe:a9fe', '100::1', '127.0.0.1', '::ffff:127.0.0.1', '2002:c612:1::', '2002:c612:ffff::1',
+      '198.18.0.1',
+      '198.19.255.255',
+      '::ffff:198.18.0.1',
+      '0:0:0:0:0:ffff:c612:1',
+      '224.0.0.251',
+      '64:ff9b:1::a9fe:a9fe',
+      '100::1',
+      '127.0.0.1',
+      '::ffff:127.0.0.1',
+      '2002:c612:1::',
+      '2002:c612:ffff::1',
     ];
-    for (const address of allowed) expect([address, guard.addressAllowed(address)]).toEqual([address, true]);
+    for (const address of allowed)
+      expect([address, guard.addressAllowed(address)]).toEqual([address, true]);
     // Behind a translator or tunnel an embedded address is another host's view of it: listing it there allows nothing.
     const refused = [
-      '224.0.0.252', '127.0.0.2', '100:0:0:1::1', '169.254.169.254', '2002:c613::1', '64:ff9b::c612:1', '::c612:1',
-      '::ffff:0:c612:1', '64:ff9b::7f00:1', '2002:7f00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe',
+      '224.0.0.252',
+      '127.0.0.2',
+      '100:0:0:1::1',
+      '169.254.169.254',
+      '2002:c613::1',
+      '64:ff9b::c612:1',
+      '::c612:1',
+      '::ffff:0:c612:1',
+      '64:ff9b::7f00:1',
+      '2002:7f00:1::',
+      '2001:0:4136:e378:8000:63bf:80ff:fffe',
     ];
-    for (const address of refused) expect([address, guard.addressAllowed(address)]).toEqual([address, false]);
+    for (const address of refused)
+      expect([address, guard.addressAllowed(address)]).toEqual([address, false]);
     expect(guard.hostListed('NAT64.internal.')).toBe(true);
     expect(() => guard.assertHostAllowed('nat64.internal')).not.toThrow();
     expect(() => guard.assertHostAllowed('[64:ff9b:1::1]')).not.toThrow();
-    expect(codeOf(() => guard.assertHostAllowed('[64:ff9b::7f00:1]'))).toBe('SOURCE_ADDRESS_FORBIDDEN');
+    expect(codeOf(() => guard.assertHostAllowed('[64:ff9b::7f00:1]'))).toBe(
+      'SOURCE_ADDRESS_FORBIDDEN',
+    );
   });
 
   it('allows listed addresses, CIDRs and host names, nothing else', () => {
@@ -299,11 +358,17 @@ describe('NetGuard', () => {
     const resolved = await dnsLookup('localhost', { all: true });
     const viaGuard = (guard: NetGuard, all: boolean) =>
       new Promise<unknown>((resolve, reject) =>
-        guard.lookup('localhost', { all }, (err, address) => (err ? reject(err) : resolve(address))),
+        guard.lookup('localhost', { all }, (err, address) =>
+          err ? reject(err) : resolve(address),
+        ),
       );
-    await expect(viaGuard(new NetGuard([]), true)).rejects.toMatchObject({ code: 'SOURCE_ADDRESS_FORBIDDEN' });
+    await expect(viaGuard(new NetGuard([]), true)).rejects.toMatchObject({
+      code: 'SOURCE_ADDRESS_FORBIDDEN',
+    });
     if (resolved.some((a) => a.address === '127.0.0.1')) {
-      expect(await viaGuard(new NetGuard(['127.0.0.1']), true)).toEqual([{ address: '127.0.0.1', family: 4 }]);
+      expect(await viaGuard(new NetGuard(['127.0.0.1']), true)).toEqual([
+        { address: '127.0.0.1', family: 4 },
+      ]);
       expect(await viaGuard(new NetGuard(['127.0.0.1']), false)).toBe('127.0.0.1');
     }
   });

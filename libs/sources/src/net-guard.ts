@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { SourceError } from './source-error.js';
+
+import { SourceError } from './source-error';
 
 /**
  * SSRF guard for remote sources (HTTP and S3).
@@ -121,7 +122,11 @@ export function normalizeAddress(address: string): string {
 
 /** The bytes of an address (brackets, case and a zone id ignored); null when the text is none. */
 function parseAddress(text: string): Bytes | null {
-  const address = text.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/%.*$/, '');
+  const address = text
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/%.*$/, '');
   const version = isIP(address);
   if (version === 4) return Uint8Array.from(address.split('.'), Number);
   if (version !== 6) return null;
@@ -223,7 +228,10 @@ export class NetGuard {
 
   addressAllowed(address: string): boolean {
     const bytes = parseAddress(address);
-    return bytes !== null && reachable(bytes, (candidate) => this.allowed.some((cidr) => cidr.contains(candidate)));
+    return (
+      bytes !== null &&
+      reachable(bytes, (candidate) => this.allowed.some((cidr) => cidr.contains(candidate)))
+    );
   }
 
   /**
@@ -232,7 +240,8 @@ export class NetGuard {
    */
   assertHostAllowed(hostname: string): void {
     if (this.hostListed(hostname) || parseAddress(hostname) === null) return;
-    if (!this.addressAllowed(hostname)) throw addressForbidden(hostname, normalizeAddress(hostname));
+    if (!this.addressAllowed(hostname))
+      throw addressForbidden(hostname, normalizeAddress(hostname));
   }
 
   /**
@@ -245,12 +254,20 @@ export class NetGuard {
     const wantAll = Boolean((opts as { all?: boolean }).all);
     dnsLookup(hostname, { ...opts, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return (callback as (e: Error) => void)(err);
-      const usable = this.hostListed(hostname) ? addresses : addresses.filter((a) => this.addressAllowed(a.address));
+      const usable = this.hostListed(hostname)
+        ? addresses
+        : addresses.filter((a) => this.addressAllowed(a.address));
       if (usable.length === 0) {
-        return (callback as (e: Error) => void)(addressForbidden(hostname, addresses.map((a) => a.address).join(',')));
+        return (callback as (e: Error) => void)(
+          addressForbidden(hostname, addresses.map((a) => a.address).join(',')),
+        );
       }
       if (wantAll) return (callback as (e: null, a: LookupAddress[]) => void)(null, usable);
-      return (callback as (e: null, a: string, f: number) => void)(null, usable[0].address, usable[0].family);
+      return (callback as (e: null, a: string, f: number) => void)(
+        null,
+        usable[0].address,
+        usable[0].family,
+      );
     });
   };
 }

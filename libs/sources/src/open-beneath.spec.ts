@@ -1,18 +1,22 @@
-import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { openBeneath, type WalkRoot } from './open-beneath';
 import { SourceError } from './source-error';
 
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string; details: unknown }> {
+async function refusal(
+  promise: Promise<unknown>,
+): Promise<{ code: string; message: string; details: unknown }> {
   try {
     await promise;
   } catch (err) {
-    if (err instanceof SourceError) return { code: err.code, message: err.message, details: err.details };
+    if (err instanceof SourceError)
+      return { code: err.code, message: err.message, details: err.details };
     throw err;
   }
   throw new Error('expected a SourceError');
@@ -95,13 +99,16 @@ describe('openBeneath', () => {
     ['the last component', () => inRoot('a', 'b', 'c', 'lf')],
     ['a relative target climbing out', () => inRoot('a', 'b', 'l-up')],
     ['a relative target climbing out and back in', () => inRoot('a', 'l-up-and-in')],
-  ])('refuses a symlink out of the root at %s, naming only the requested path', async (_name, path) => {
-    expect(await refusal(openBeneath(roots, path(), '/requested'))).toEqual({
-      code: 'PATH_OUTSIDE_ROOTS',
-      message: 'file path is outside the allowed roots',
-      details: { path: '/requested' },
-    });
-  });
+  ])(
+    'refuses a symlink out of the root at %s, naming only the requested path',
+    async (_name, path) => {
+      expect(await refusal(openBeneath(roots, path(), '/requested'))).toEqual({
+        code: 'PATH_OUTSIDE_ROOTS',
+        message: 'file path is outside the allowed roots',
+        details: { path: '/requested' },
+      });
+    },
+  );
 
   it('answers alike for a symlink to a missing and to an existing outside file: none is looked up', async () => {
     const missing = await refusal(openBeneath(roots, inRoot('a', 'l-missing'), '/requested'));
@@ -114,13 +121,20 @@ describe('openBeneath', () => {
     ['.. above the root', () => `${root}/a/../../outside/a/b/c/f`, 'PATH_OUTSIDE_ROOTS'],
     ['a symlink loop', () => inRoot('loop-1'), 'PATH_OUTSIDE_ROOTS'],
     ['a FIFO (without blocking)', () => inRoot('a', 'fifo'), 'NOT_A_REGULAR_FILE'],
-    ['a Unix socket bound at the last component', () => inRoot('a', 'socket'), 'NOT_A_REGULAR_FILE'],
+    [
+      'a Unix socket bound at the last component',
+      () => inRoot('a', 'socket'),
+      'NOT_A_REGULAR_FILE',
+    ],
     ['a directory', () => inRoot('a', 'b'), 'NOT_A_REGULAR_FILE'],
     ['the root itself', () => root, 'NOT_A_REGULAR_FILE'],
     ['a file used as a folder', () => inRoot('a', 'b', 'c', 'f', 'g'), 'SOURCE_NOT_FOUND'],
     ['a missing name', () => inRoot('a', 'missing'), 'SOURCE_NOT_FOUND'],
   ])('refuses %s', async (_name, path, code) => {
     const err = await refusal(openBeneath(roots, path(), '/requested'));
-    expect({ code: err.code, details: err.details }).toEqual({ code, details: { path: '/requested' } });
+    expect({ code: err.code, details: err.details }).toEqual({
+      code,
+      details: { path: '/requested' },
+    });
   });
 });

@@ -1,8 +1,9 @@
 import { constants, type Stats } from 'node:fs';
-import { open, readlink, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fsErrorToSourceError } from './fs-errors.js';
-import { SourceError } from './source-error.js';
+
+import { fsErrorToSourceError } from './fs-errors';
+import { SourceError } from './source-error';
 
 /**
  * Linux's O_PATH (Node has no constant for it): a descriptor that names a file without opening
@@ -45,7 +46,11 @@ export function isWithin(root: string, candidate: string): boolean {
  * cannot lead out, and no errno of an outside path reaches the caller. `requested` names the job's
  * path in errors.
  */
-export async function openBeneath(roots: readonly WalkRoot[], path: string, requested: string): Promise<OpenedBeneath> {
+export async function openBeneath(
+  roots: readonly WalkRoot[],
+  path: string,
+  requested: string,
+): Promise<OpenedBeneath> {
   const walk = new Walk(roots, requested);
   try {
     return await walk.open(path);
@@ -85,7 +90,8 @@ class Walk {
       } else {
         this.dirs.push(step); // closed with the walk, a folder or not
         this.names.push(name);
-        if (!stats.isDirectory()) throw new SourceError('SOURCE_NOT_FOUND', 'file does not exist', this.details);
+        if (!stats.isDirectory())
+          throw new SourceError('SOURCE_NOT_FOUND', 'file does not exist', this.details);
       }
     }
     throw this.notRegular(); // the root itself
@@ -100,12 +106,19 @@ class Walk {
   /** Starts again at the root that holds `path` (absolute); returns the names left to walk. */
   private async enter(path: string): Promise<string[]> {
     for (const root of this.roots) {
-      const base = isWithin(root.real, path) ? root.real : isWithin(root.lexical, path) ? root.lexical : undefined;
+      const base = isWithin(root.real, path)
+        ? root.real
+        : isWithin(root.lexical, path)
+          ? root.lexical
+          : undefined;
       if (base === undefined) continue;
       await this.close();
       this.root = root;
       this.dirs.push(await open(root.real, O_PATH | constants.O_DIRECTORY)); // the operator's path: followed
-      return path.slice(base.length).split('/').filter((name) => name !== '' && name !== '.');
+      return path
+        .slice(base.length)
+        .split('/')
+        .filter((name) => name !== '' && name !== '.');
     }
     throw this.outside('file path is outside the allowed roots');
   }
@@ -134,7 +147,11 @@ class Walk {
   }
 
   /** Reopening through the descriptor's link opens the same inode, now known to be a regular file. */
-  private async reopenFile(step: FileHandle, regular: boolean, name: string): Promise<OpenedBeneath> {
+  private async reopenFile(
+    step: FileHandle,
+    regular: boolean,
+    name: string,
+  ): Promise<OpenedBeneath> {
     try {
       if (!regular) throw this.notRegular();
       const handle = await open(descriptorLink(step), constants.O_RDONLY);

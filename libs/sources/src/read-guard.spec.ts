@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { loadConfig } from '@hashq/config';
+
 import { startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
 import { FileRoots } from './file-roots';
 import { FileSource } from './file-source';
@@ -11,8 +13,8 @@ import { NetGuard } from './net-guard';
 import { ReadGuard, type ReadLimits } from './read-guard';
 import { remoteConfig } from './remote-config';
 import { createS3Client, S3Source } from './s3-source';
-import { SourceError } from './source-error';
 import type { Source } from './source';
+import { SourceError } from './source-error';
 
 /**
  * The ReadGuard on the S3 and file sources (the HTTP source: test/sources-limits.e2e-spec.ts):
@@ -20,12 +22,19 @@ import type { Source } from './source';
  * bytes written (Node's crypto) and the error each limit must end the read with.
  */
 const KiB = 1024;
-const NO_LIMITS: ReadLimits = { maxBytes: Number.MAX_SAFE_INTEGER, minBytesPerInterval: 0, progressIntervalMs: 1000 };
+const NO_LIMITS: ReadLimits = {
+  maxBytes: Number.MAX_SAFE_INTEGER,
+  minBytesPerInterval: 0,
+  progressIntervalMs: 1000,
+};
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 
 /** Reads through a guard; resolves with the bytes or the error the read ended with. */
 async function guardedRead(source: Source, guard: ReadGuard, offset = 0, chunkBytes = 256 * KiB) {
-  const opened = await guard.watch(await source.open(offset, null, { chunkBytes, onBytes: guard.onBytes }), offset);
+  const opened = await guard.watch(
+    await source.open(offset, null, { chunkBytes, onBytes: guard.onBytes }),
+    offset,
+  );
   const parts: Buffer[] = [];
   try {
     for await (const chunk of opened.stream) parts.push(Buffer.from(chunk));
@@ -45,7 +54,12 @@ describe('ReadGuard', () => {
   const data = randomBytes(1024 * KiB + 7);
   const bucket = 'hashq-guard';
   const s3Source = () =>
-    new S3Source({ type: 's3', bucket, key: 'object' }, client, new NetGuard(['127.0.0.1']), s3.endpoint);
+    new S3Source(
+      { type: 's3', bucket, key: 'object' },
+      client,
+      new NetGuard(['127.0.0.1']),
+      s3.endpoint,
+    );
   const fileSource = () => new FileSource(join(dir, 'file.bin'), roots);
 
   beforeAll(async () => {
@@ -80,11 +94,18 @@ describe('ReadGuard', () => {
 
   it('passes every byte through when the limits hold (S3 and file, from an offset too)', async () => {
     for (const source of [s3Source(), fileSource()]) {
-      const whole = await guardedRead(source, new ReadGuard({ ...NO_LIMITS, maxBytes: data.length }));
+      const whole = await guardedRead(
+        source,
+        new ReadGuard({ ...NO_LIMITS, maxBytes: data.length }),
+      );
       expect(whole.error).toBeUndefined();
       expect(sha256(whole.bytes)).toBe(sha256(data));
     }
-    const rest = await guardedRead(fileSource(), new ReadGuard({ ...NO_LIMITS, maxBytes: data.length }), 1000);
+    const rest = await guardedRead(
+      fileSource(),
+      new ReadGuard({ ...NO_LIMITS, maxBytes: data.length }),
+      1000,
+    );
     expect(sha256(rest.bytes)).toBe(sha256(data.subarray(1000)));
   });
 
@@ -103,9 +124,16 @@ describe('ReadGuard', () => {
 
   it('fails an S3 read slower than the minimum progress with SOURCE_TOO_SLOW', async () => {
     s3.bytesPerSecond = 16 * KiB; // the proxy pauses seconds after every piece
-    const limits = { maxBytes: data.length, minBytesPerInterval: 64 * KiB, progressIntervalMs: 200 };
+    const limits = {
+      maxBytes: data.length,
+      minBytesPerInterval: 64 * KiB,
+      progressIntervalMs: 200,
+    };
     const { error, bytes } = await guardedRead(s3Source(), new ReadGuard(limits));
-    expect(error).toMatchObject({ code: 'SOURCE_TOO_SLOW', details: { minBytesPerInterval: 64 * KiB } });
+    expect(error).toMatchObject({
+      code: 'SOURCE_TOO_SLOW',
+      details: { minBytesPerInterval: 64 * KiB },
+    });
     expect(bytes.length).toBeLessThan(data.length);
   });
 

@@ -1,5 +1,5 @@
-import { SourceError } from './source-error.js';
-import type { OpenedSource } from './source.js';
+import type { OpenedSource } from './source';
+import { SourceError } from './source-error';
 
 /** Bounds every read of a source (SOURCE_MAX_BYTES, SOURCE_MIN_BYTES_PER_INTERVAL, SOURCE_PROGRESS_INTERVAL_MS). */
 export interface ReadLimits {
@@ -94,14 +94,18 @@ export class ReadGuard {
   private startWaiting(): void {
     if (this.limits.minBytesPerInterval === 0) return;
     this.waitingSince = performance.now();
-    this.timer = setTimeout(() => this.checkProgress(), this.limits.progressIntervalMs - this.windowWaitedMs);
+    this.timer = setTimeout(
+      () => this.checkProgress(),
+      this.limits.progressIntervalMs - this.windowWaitedMs,
+    );
   }
 
   /** A chunk arrived: the waiting time counts; an interval completed on the way is checked now. */
   private stopWaiting(): void {
     if (this.waitingSince === null) return;
     this.windowWaitedMs += performance.now() - this.waitingSince;
-    const slow = this.windowWaitedMs >= this.limits.progressIntervalMs ? this.endWindow() : undefined;
+    const slow =
+      this.windowWaitedMs >= this.limits.progressIntervalMs ? this.endWindow() : undefined;
     if (slow) throw slow;
   }
 
@@ -128,9 +132,13 @@ export class ReadGuard {
   }
 
   private tooLarge(details: Record<string, number>): SourceError {
-    return new SourceError('SOURCE_TOO_LARGE', `source is larger than the ${this.limits.maxBytes} bytes allowed`, {
-      ...details,
-      maxBytes: this.limits.maxBytes,
-    });
+    return new SourceError(
+      'SOURCE_TOO_LARGE',
+      `source is larger than the ${this.limits.maxBytes} bytes allowed`,
+      {
+        ...details,
+        maxBytes: this.limits.maxBytes,
+      },
+    );
   }
 }

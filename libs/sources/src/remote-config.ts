@@ -1,6 +1,6 @@
 import { type HashqConfig, loadConfig, type RemoteSettings } from '@hashq/config';
 
-import { NetGuard } from './net-guard.js';
+import { NetGuard } from './net-guard';
 
 /**
  * What the remote sources (HTTP and S3) need: the settings @hashq/config read and validated
@@ -11,6 +11,8 @@ export interface RemoteConfig extends RemoteSettings {
 }
 
 /** The remote sources' configuration from the apps' validated configuration (defaults without one). */
-export function remoteConfig(config: Pick<HashqConfig, 'remote' | 'allowHosts'> = loadConfig({})): RemoteConfig {
+export function remoteConfig(
+  config: Pick<HashqConfig, 'remote' | 'allowHosts'> = loadConfig({}),
+): RemoteConfig {
   return { ...config.remote, guard: new NetGuard(config.allowHosts) };
 }

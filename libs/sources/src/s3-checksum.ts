@@ -42,7 +42,13 @@ export function packPartSizes(sizes: readonly number[]): Array<[number, number]>
 export function unpackPartSizes(runs: ReadonlyArray<readonly [number, number]>): number[] {
   const sizes: number[] = [];
   for (const [size, count] of runs) {
-    if (!Number.isSafeInteger(size) || size < 0 || !Number.isSafeInteger(count) || count < 1 || sizes.length + count > 10_000) {
+    if (
+      !Number.isSafeInteger(size) ||
+      size < 0 ||
+      !Number.isSafeInteger(count) ||
+      count < 1 ||
+      sizes.length + count > 10_000
+    ) {
       throw new Error('invalid part layout');
     }
     for (let i = 0; i < count; i++) sizes.push(size);

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
 import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
@@ -10,10 +11,11 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { loadConfig } from '@hashq/config';
+
 import { startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
+import { NetGuard } from './net-guard';
 import { remoteConfig } from './remote-config';
 import { createS3Client, S3Source } from './s3-source';
-import { NetGuard } from './net-guard';
 import { SourceError } from './source-error';
 
 /**
@@ -56,7 +58,8 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
         ...env,
       }),
     );
-  const source = (key: string, c: S3Client = client) => new S3Source({ type: 's3', bucket, key }, c, guard, s3.endpoint);
+  const source = (key: string, c: S3Client = client) =>
+    new S3Source({ type: 's3', bucket, key }, c, guard, s3.endpoint);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'hashq-s3-'));
@@ -76,14 +79,31 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     // Multipart: two 5 MiB parts and a short last one (ETag "<md5 of md5s>-3").
     const data = randomBytes(10 * 1024 * 1024 + 4321);
     objects.set('multi', data);
-    const { UploadId } = await admin.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }));
+    const { UploadId } = await admin.send(
+      new CreateMultipartUploadCommand({ Bucket: bucket, Key: 'multi' }),
+    );
     const parts = [];
     for (let n = 1, at = 0; at < data.length; n++, at += 5 * 1024 * 1024) {
       const body = data.subarray(at, Math.min(data.length, at + 5 * 1024 * 1024));
-      const { ETag } = await admin.send(new UploadPartCommand({ Bucket: bucket, Key: 'multi', UploadId, PartNumber: n, Body: body }));
+      const { ETag } = await admin.send(
+        new UploadPartCommand({
+          Bucket: bucket,
+          Key: 'multi',
+          UploadId,
+          PartNumber: n,
+          Body: body,
+        }),
+      );
       parts.push({ ETag, PartNumber: n });
     }
-    await admin.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: 'multi', UploadId, MultipartUpload: { Parts: parts } }));
+    await admin.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: 'multi',
+        UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -118,7 +138,13 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     const gets = s3.requests.filter((r) => r.method === 'GET');
     // Exactly one GET after the crash, from the offset, pinned, carrying only the rest of the object.
     expect(gets).toEqual([
-      { method: 'GET', path: `/${bucket}/multi`, range: `bytes=${cut}-`, ifMatch: first.version.etag, bytes: data.length - cut },
+      {
+        method: 'GET',
+        path: `/${bucket}/multi`,
+        range: `bytes=${cut}-`,
+        ifMatch: first.version.etag,
+        bytes: data.length - cut,
+      },
     ]);
   });
 
@@ -131,21 +157,34 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
     const other = Buffer.from(data);
     other[other.length - 1] ^= 0xff;
     await admin.send(new PutObjectCommand({ Bucket: bucket, Key: 'replaced', Body: other }));
-    const err = await source('replaced').open(1 << 20, first.version).then(expectedFailure, (e: SourceError) => e);
+    const err = await source('replaced')
+      .open(1 << 20, first.version)
+      .then(expectedFailure, (e: SourceError) => e);
     expect(err).toBeInstanceOf(SourceError);
     expect([err.code, err.permanent]).toEqual(['SOURCE_CHANGED', true]);
   });
 
   it('404 → SOURCE_NOT_FOUND, wrong credentials (403) → SOURCE_FORBIDDEN, both permanent', async () => {
-    const missing = await source('no-such-key').open(0, null).then(expectedFailure, (e: SourceError) => e);
+    const missing = await source('no-such-key')
+      .open(0, null)
+      .then(expectedFailure, (e: SourceError) => e);
     expect([missing.code, missing.permanent]).toEqual(['SOURCE_NOT_FOUND', true]);
-    const noBucket = await new S3Source({ type: 's3', bucket: 'no-such-bucket', key: 'k' }, client, guard, s3.endpoint)
+    const noBucket = await new S3Source(
+      { type: 's3', bucket: 'no-such-bucket', key: 'k' },
+      client,
+      guard,
+      s3.endpoint,
+    )
       .open(0, null)
       .then(expectedFailure, (e: SourceError) => e);
     expect(noBucket.code).toBe('SOURCE_NOT_FOUND');
-    const stranger = createS3Client(config({ S3_ACCESS_KEY_ID: 'NOBODY', S3_SECRET_ACCESS_KEY: 'wrong' }));
+    const stranger = createS3Client(
+      config({ S3_ACCESS_KEY_ID: 'NOBODY', S3_SECRET_ACCESS_KEY: 'wrong' }),
+    );
     try {
-      const denied = await source('small', stranger).open(0, null).then(expectedFailure, (e: SourceError) => e);
+      const denied = await source('small', stranger)
+        .open(0, null)
+        .then(expectedFailure, (e: SourceError) => e);
       expect([denied.code, denied.permanent]).toEqual(['SOURCE_FORBIDDEN', true]);
     } finally {
       stranger.destroy();
@@ -155,13 +194,28 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
   it('SSRF: an endpoint on loopback is refused unless HASHQ_ALLOW_HOSTS allows it', async () => {
     const blocked = createS3Client(config({ HASHQ_ALLOW_HOSTS: '' }));
     try {
-      const err = await new S3Source({ type: 's3', bucket, key: 'small' }, blocked, new NetGuard([]), s3.endpoint)
+      const err = await new S3Source(
+        { type: 's3', bucket, key: 'small' },
+        blocked,
+        new NetGuard([]),
+        s3.endpoint,
+      )
         .open(0, null)
         .then(expectedFailure, (e: SourceError) => e);
       expect(err.code).toBe('SOURCE_ADDRESS_FORBIDDEN');
       // A host NAME resolving to loopback is refused at connect time by the guarded lookup.
-      const byName = createS3Client(config({ HASHQ_ALLOW_HOSTS: '', S3_ENDPOINT: s3.endpoint.replace('127.0.0.1', 'localhost') }));
-      const viaName = await new S3Source({ type: 's3', bucket, key: 'small' }, byName, new NetGuard([]), undefined)
+      const byName = createS3Client(
+        config({
+          HASHQ_ALLOW_HOSTS: '',
+          S3_ENDPOINT: s3.endpoint.replace('127.0.0.1', 'localhost'),
+        }),
+      );
+      const viaName = await new S3Source(
+        { type: 's3', bucket, key: 'small' },
+        byName,
+        new NetGuard([]),
+        undefined,
+      )
         .open(0, null)
         .then(expectedFailure, (e: SourceError) => e);
       byName.destroy();

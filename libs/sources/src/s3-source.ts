@@ -1,19 +1,32 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
+
 import {
   GetObjectCommand,
-  HeadObjectCommand,
-  S3Client,
   type GetObjectCommandOutput,
+  HeadObjectCommand,
   type HeadObjectCommandOutput,
+  S3Client,
 } from '@aws-sdk/client-s3';
-import { chunkBody } from './chunked-body.js';
-import { parseContentRange } from './http-source.js';
-import type { NetGuard } from './net-guard.js';
-import type { RemoteConfig } from './remote-config.js';
-import { S3_STORED_CHECKSUM_FIELDS, unquoteEtag, type S3ObjectLayout, type S3StoredChecksumAlgorithm } from './s3-checksum.js';
-import { SourceError } from './source-error.js';
-import { sameVersion, type OpenOptions, type OpenedSource, type Source, type SourceVersion } from './source.js';
+
+import { chunkBody } from './chunked-body';
+import { parseContentRange } from './http-source';
+import type { NetGuard } from './net-guard';
+import type { RemoteConfig } from './remote-config';
+import {
+  S3_STORED_CHECKSUM_FIELDS,
+  type S3ObjectLayout,
+  type S3StoredChecksumAlgorithm,
+  unquoteEtag,
+} from './s3-checksum';
+import {
+  type OpenedSource,
+  type OpenOptions,
+  sameVersion,
+  type Source,
+  type SourceVersion,
+} from './source';
+import { SourceError } from './source-error';
 
 export interface S3SourceSpec {
   type: 's3';
@@ -22,7 +35,7 @@ export interface S3SourceSpec {
   versionId?: string;
 }
 
-export * from './s3-checksum.js';
+export * from './s3-checksum';
 
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 /** Part-size HEADs in flight at once (objectLayout). */
@@ -68,15 +81,26 @@ export class S3Source implements Source {
     private readonly endpoint?: string,
   ) {}
 
-  async open(offset: number, expected?: SourceVersion | null, options: OpenOptions = {}): Promise<OpenedSource> {
+  async open(
+    offset: number,
+    expected?: SourceVersion | null,
+    options: OpenOptions = {},
+  ): Promise<OpenedSource> {
     this.checkEndpoint();
-    const versionId = this.spec.versionId ?? (typeof expected?.versionId === 'string' ? expected.versionId : undefined);
+    const versionId =
+      this.spec.versionId ??
+      (typeof expected?.versionId === 'string' ? expected.versionId : undefined);
     const ifMatch = typeof expected?.etag === 'string' ? expected.etag : undefined;
     if (offset > 0 && expected && expected.size === offset) {
       // Resumed exactly at the end: nothing to read, only the identity to confirm.
       const version = await this.head(versionId, ifMatch);
       this.assertSame(expected, version);
-      return { stream: (async function* () {})(), version, size: offset, close: async () => undefined };
+      return {
+        stream: (async function* () {})(),
+        version,
+        size: offset,
+        close: async () => undefined,
+      };
     }
     let out: GetObjectCommandOutput;
     try {
@@ -107,9 +131,14 @@ export class S3Source implements Source {
       } else {
         size = out.ContentLength ?? null;
       }
-      const version: SourceVersion = { etag: out.ETag ?? null, versionId: out.VersionId ?? null, size };
+      const version: SourceVersion = {
+        etag: out.ETag ?? null,
+        versionId: out.VersionId ?? null,
+        size,
+      };
       if (expected) this.assertSame(expected, version);
-      if (!body) throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
+      if (!body)
+        throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
       const remaining = size === null ? null : size - offset;
       const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
       const stream = chunkBody(body, chunkBytes, remaining, 0, 'S3 object', options.onBytes);
@@ -143,7 +172,8 @@ export class S3Source implements Source {
    */
   async objectLayout(pinned: SourceVersion | null): Promise<S3ObjectLayout> {
     this.checkEndpoint();
-    let versionId = this.spec.versionId ?? (typeof pinned?.versionId === 'string' ? pinned.versionId : undefined);
+    let versionId =
+      this.spec.versionId ?? (typeof pinned?.versionId === 'string' ? pinned.versionId : undefined);
     let ifMatch = typeof pinned?.etag === 'string' ? pinned.etag : undefined;
     const head = async (partNumber?: number): Promise<HeadObjectCommandOutput> => {
       try {
@@ -162,7 +192,11 @@ export class S3Source implements Source {
       }
     };
     const whole = await head();
-    const version: SourceVersion = { etag: whole.ETag ?? null, versionId: whole.VersionId ?? null, size: whole.ContentLength ?? null };
+    const version: SourceVersion = {
+      etag: whole.ETag ?? null,
+      versionId: whole.VersionId ?? null,
+      size: whole.ContentLength ?? null,
+    };
     if (pinned) this.assertSame(pinned, version);
     ifMatch ??= whole.ETag; // the part HEADs describe this very object
     versionId ??= whole.VersionId;
@@ -170,15 +204,22 @@ export class S3Source implements Source {
     const stored: S3ObjectLayout['stored'] = {};
     for (const [algorithm, field] of Object.entries(S3_STORED_CHECKSUM_FIELDS)) {
       const value = whole[field];
-      if (typeof value === 'string' && value !== '') stored[algorithm as S3StoredChecksumAlgorithm] = value;
+      if (typeof value === 'string' && value !== '')
+        stored[algorithm as S3StoredChecksumAlgorithm] = value;
     }
-    const storedType = whole.ChecksumType === 'COMPOSITE' || whole.ChecksumType === 'FULL_OBJECT' ? whole.ChecksumType : null;
+    const storedType =
+      whole.ChecksumType === 'COMPOSITE' || whole.ChecksumType === 'FULL_OBJECT'
+        ? whole.ChecksumType
+        : null;
 
     const first = await head(1);
     const count = first.PartsCount ?? 0;
     let partSizes: number[] | null = null;
     if (count >= 1) {
-      if (count > 10_000) throw this.layoutError(`S3 reports ${count} parts (at most 10,000 exist)`, { partsCount: count });
+      if (count > 10_000)
+        throw this.layoutError(`S3 reports ${count} parts (at most 10,000 exist)`, {
+          partsCount: count,
+        });
       partSizes = new Array<number>(count);
       partSizes[0] = this.partSize(first, 1, count, whole.ETag);
       let next = 2;
@@ -190,16 +231,35 @@ export class S3Source implements Source {
       };
       await Promise.all(Array.from({ length: Math.min(PART_HEAD_CONCURRENCY, count - 1) }, worker));
       const sum = partSizes.reduce((total, part) => total + part, 0);
-      if (sum !== size) throw this.layoutError('the part sizes S3 reports do not add up to the object size', { size, sum });
+      if (sum !== size)
+        throw this.layoutError('the part sizes S3 reports do not add up to the object size', {
+          size,
+          sum,
+        });
     } else if (/-\d+$/.test(unquoteEtag(whole.ETag) ?? '')) {
-      throw this.layoutError('the object was uploaded in parts but the server does not report them (HeadObject PartNumber)', {
-        etag: whole.ETag ?? null,
-      });
+      throw this.layoutError(
+        'the object was uploaded in parts but the server does not report them (HeadObject PartNumber)',
+        {
+          etag: whole.ETag ?? null,
+        },
+      );
     }
-    return { etag: version.etag as string | null, versionId: whole.VersionId ?? null, size, partSizes, stored, storedType };
+    return {
+      etag: version.etag as string | null,
+      versionId: whole.VersionId ?? null,
+      size,
+      partSizes,
+      stored,
+      storedType,
+    };
   }
 
-  private partSize(out: HeadObjectCommandOutput, part: number, count: number, etag: string | undefined): number {
+  private partSize(
+    out: HeadObjectCommandOutput,
+    part: number,
+    count: number,
+    etag: string | undefined,
+  ): number {
     if (out.PartsCount !== count || out.ETag !== etag || typeof out.ContentLength !== 'number') {
       throw this.layoutError(`S3 answered part ${part} inconsistently`, {
         part,
@@ -211,15 +271,30 @@ export class S3Source implements Source {
   }
 
   private layoutError(message: string, details: Record<string, unknown>): SourceError {
-    return new SourceError('SOURCE_UNSUPPORTED', `s3Checksum: ${message}`, { ...this.where(), ...details });
+    return new SourceError('SOURCE_UNSUPPORTED', `s3Checksum: ${message}`, {
+      ...this.where(),
+      ...details,
+    });
   }
 
-  private async head(versionId: string | undefined, ifMatch: string | undefined): Promise<SourceVersion> {
+  private async head(
+    versionId: string | undefined,
+    ifMatch: string | undefined,
+  ): Promise<SourceVersion> {
     try {
       const out = await this.client.send(
-        new HeadObjectCommand({ Bucket: this.spec.bucket, Key: this.spec.key, VersionId: versionId, IfMatch: ifMatch }),
+        new HeadObjectCommand({
+          Bucket: this.spec.bucket,
+          Key: this.spec.key,
+          VersionId: versionId,
+          IfMatch: ifMatch,
+        }),
       );
-      return { etag: out.ETag ?? null, versionId: out.VersionId ?? null, size: out.ContentLength ?? null };
+      return {
+        etag: out.ETag ?? null,
+        versionId: out.VersionId ?? null,
+        size: out.ContentLength ?? null,
+      };
     } catch (err) {
       throw this.mapError(err, null);
     }
@@ -253,7 +328,12 @@ export class S3Source implements Source {
 
   private mapError(err: unknown, expected: SourceVersion | null | undefined): SourceError {
     if (err instanceof SourceError) return err;
-    const e = err as { name?: string; message?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+    const e = err as {
+      name?: string;
+      message?: string;
+      code?: string;
+      $metadata?: { httpStatusCode?: number };
+    };
     const status = e.$metadata?.httpStatusCode;
     const name = e.name ?? 'Error';
     const details = { ...this.where(), status: status ?? null, s3Code: name };
@@ -261,18 +341,32 @@ export class S3Source implements Source {
       return new SourceError('SOURCE_ADDRESS_FORBIDDEN', e.message ?? 'address forbidden', details);
     }
     if (status === 412 || name === 'PreconditionFailed') {
-      return new SourceError('SOURCE_CHANGED', 'object changed since the last checkpoint (If-Match failed)', {
-        ...details,
-        expected: expected ?? null,
-      });
+      return new SourceError(
+        'SOURCE_CHANGED',
+        'object changed since the last checkpoint (If-Match failed)',
+        {
+          ...details,
+          expected: expected ?? null,
+        },
+      );
     }
-    if (status === 404 || name === 'NoSuchKey' || name === 'NoSuchBucket' || name === 'NotFound' || name === 'NoSuchVersion') {
+    if (
+      status === 404 ||
+      name === 'NoSuchKey' ||
+      name === 'NoSuchBucket' ||
+      name === 'NotFound' ||
+      name === 'NoSuchVersion'
+    ) {
       return new SourceError('SOURCE_NOT_FOUND', `object not found (${name})`, details);
     }
     if (status === 403 || status === 401 || name === 'AccessDenied') {
       return new SourceError('SOURCE_FORBIDDEN', `access denied (${name})`, details);
     }
     // Throttling, 5xx and network errors: the SDK retried already; the job retries with backoff.
-    return new SourceError('SOURCE_READ_FAILED', `S3 request failed: ${e.message ?? name}`, details);
+    return new SourceError(
+      'SOURCE_READ_FAILED',
+      `S3 request failed: ${e.message ?? name}`,
+      details,
+    );
   }
 }

@@ -1,5 +1,5 @@
-import type { NetGuard } from './net-guard.js';
-import { SourceError } from './source-error.js';
+import type { NetGuard } from './net-guard';
+import { SourceError } from './source-error';
 
 /** A normalized remote source as stored in jobs.source. */
 export type RemoteSourceRef =
@@ -13,13 +13,15 @@ const HEADER_VALUE = /^[^\r\n\0]*$/;
 // Bucket names (S3 rules, relaxed to what path-style servers accept).
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
-const invalid = (message: string, source: unknown) => new SourceError('SOURCE_UNSUPPORTED', message, { source });
+const invalid = (message: string, source: unknown) =>
+  new SourceError('SOURCE_UNSUPPORTED', message, { source });
 
 /**
  * What the WHATWG URL parser drops without a word: tabs and newlines anywhere, C0 controls and
  * spaces at either end. A URL holding them is refused rather than read as another URL.
  */
 export function hasStrippedCharacters(url: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what this looks for
   return /[\t\n\r]|^[\x00-\x20]|[\x00-\x20]$/.test(url);
 }
 
@@ -70,7 +72,12 @@ function rejectUnknown(rest: Record<string, unknown>, source: unknown): void {
   if (names.length > 0) throw invalid(`unknown field(s) in source: ${names.join(', ')}`, source);
 }
 
-function httpRef(text: string, headers: unknown, guard: NetGuard | undefined, source: unknown): RemoteSourceRef {
+function httpRef(
+  text: string,
+  headers: unknown,
+  guard: NetGuard | undefined,
+  source: unknown,
+): RemoteSourceRef {
   if (hasStrippedCharacters(text)) {
     throw invalid('source.url must not contain tabs, newlines or surrounding spaces', source);
   }
@@ -80,7 +87,8 @@ function httpRef(text: string, headers: unknown, guard: NetGuard | undefined, so
   } catch {
     throw invalid('source.url is not a valid URL', source);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalid('source.url must be http or https', source);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalid('source.url must be http or https', source);
   if (url.hash) url.hash = '';
   guard?.assertHostAllowed(url.hostname);
   const ref: RemoteSourceRef = { type: 'http', url: url.href };
@@ -100,13 +108,22 @@ function httpRef(text: string, headers: unknown, guard: NetGuard | undefined, so
   return ref;
 }
 
-function s3Ref(bucket: unknown, key: unknown, versionId: unknown, source: unknown): RemoteSourceRef {
-  if (typeof bucket !== 'string' || !BUCKET.test(bucket)) throw invalid('source.bucket must be a valid bucket name', source);
-  if (typeof key !== 'string' || key.length === 0 || key.length > 1024) throw invalid('source.key must be 1 to 1024 characters', source);
+function s3Ref(
+  bucket: unknown,
+  key: unknown,
+  versionId: unknown,
+  source: unknown,
+): RemoteSourceRef {
+  if (typeof bucket !== 'string' || !BUCKET.test(bucket))
+    throw invalid('source.bucket must be a valid bucket name', source);
+  if (typeof key !== 'string' || key.length === 0 || key.length > 1024)
+    throw invalid('source.key must be 1 to 1024 characters', source);
   if (versionId !== undefined && (typeof versionId !== 'string' || versionId.length === 0)) {
     throw invalid('source.versionId must be a non-empty string', source);
   }
-  return versionId === undefined ? { type: 's3', bucket, key } : { type: 's3', bucket, key, versionId: versionId as string };
+  return versionId === undefined
+    ? { type: 's3', bucket, key }
+    : { type: 's3', bucket, key, versionId: versionId as string };
 }
 
 /**
@@ -114,9 +131,17 @@ function s3Ref(bucket: unknown, key: unknown, versionId: unknown, source: unknow
  * URL's password never leave the database; the worker still gets them.
  */
 export function publicSource<T>(source: T): T {
-  if (typeof source !== 'object' || source === null || (source as { type?: unknown }).type !== 'http') return source;
+  if (
+    typeof source !== 'object' ||
+    source === null ||
+    (source as { type?: unknown }).type !== 'http'
+  )
+    return source;
   const http = source as unknown as { url: string; headers?: Record<string, string> };
-  const shown: { type: 'http'; url: string; headers?: Record<string, string> } = { type: 'http', url: http.url };
+  const shown: { type: 'http'; url: string; headers?: Record<string, string> } = {
+    type: 'http',
+    url: http.url,
+  };
   try {
     const url = new URL(http.url);
     if (url.password) {
@@ -126,6 +151,7 @@ export function publicSource<T>(source: T): T {
   } catch {
     // stored sources are normalized URLs; leave anything else as it is
   }
-  if (http.headers) shown.headers = Object.fromEntries(Object.keys(http.headers).map((name) => [name, '***']));
+  if (http.headers)
+    shown.headers = Object.fromEntries(Object.keys(http.headers).map((name) => [name, '***']));
   return shown as unknown as T;
 }

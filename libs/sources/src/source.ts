@@ -44,7 +44,11 @@ export interface OpenedSource {
  * whose identity differs fails with SOURCE_CHANGED instead of yielding bytes.
  */
 export interface Source {
-  open(offset: number, expected?: SourceVersion | null, options?: OpenOptions): Promise<OpenedSource>;
+  open(
+    offset: number,
+    expected?: SourceVersion | null,
+    options?: OpenOptions,
+  ): Promise<OpenedSource>;
   /** Identity now, without reading the content (used to detect a change during a read). */
   currentVersion(): Promise<SourceVersion>;
 }

@@ -4,7 +4,10 @@ export class AlgorithmResponse {
   @ApiProperty({ example: 'sha256' })
   name: string;
 
-  @ApiProperty({ description: 'Digest length in bytes (default output length of an XOF)', example: 32 })
+  @ApiProperty({
+    description: 'Digest length in bytes (default output length of an XOF)',
+    example: 32,
+  })
   digestLength: number;
 
   @ApiProperty({ description: 'Block size or sponge rate in bytes', example: 64 })

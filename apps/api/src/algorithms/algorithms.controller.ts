@@ -13,15 +13,17 @@ export class AlgorithmsController {
   @ApiOkResponse({ type: AlgorithmListResponse, description: 'Every algorithm a job may use' })
   list(): AlgorithmListResponse {
     return {
-      items: this.algorithms.list().map(({ name, digestLength, blockSize, xof, customizable, standard, implementation }) => ({
-        name,
-        digestLength,
-        blockSize,
-        xof,
-        customizable,
-        standard,
-        implementation,
-      })),
+      items: this.algorithms
+        .list()
+        .map(({ name, digestLength, blockSize, xof, customizable, standard, implementation }) => ({
+          name,
+          digestLength,
+          blockSize,
+          xof,
+          customizable,
+          standard,
+          implementation,
+        })),
     };
   }
 }

@@ -1,5 +1,5 @@
-import { Injectable } from '@nestjs/common';
 import { type AlgorithmInfo, algorithms, findAlgorithm } from '@hashq/native';
+import { Injectable } from '@nestjs/common';
 
 /** The algorithms linked into the native addon (fixed for the life of the process). */
 @Injectable()

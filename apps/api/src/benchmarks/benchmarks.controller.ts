@@ -1,4 +1,14 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -11,7 +21,6 @@ import {
   ApiTooManyRequestsResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-
 import type { Response } from 'express';
 
 import { BenchmarksService } from './benchmarks.service';
@@ -24,10 +33,16 @@ export class BenchmarksController {
 
   @Post()
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiAcceptedResponse({ description: 'The run, queued on bench-<arch> for a worker of that architecture' })
+  @ApiAcceptedResponse({
+    description: 'The run, queued on bench-<arch> for a worker of that architecture',
+  })
   @ApiBadRequestResponse({ description: 'VALIDATION_FAILED, UNKNOWN_ALGORITHM' })
-  @ApiUnprocessableEntityResponse({ description: 'BENCHMARK_NO_WORKER: no worker of that architecture seen lately' })
-  @ApiTooManyRequestsResponse({ description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs queued or running' })
+  @ApiUnprocessableEntityResponse({
+    description: 'BENCHMARK_NO_WORKER: no worker of that architecture seen lately',
+  })
+  @ApiTooManyRequestsResponse({
+    description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs queued or running',
+  })
   create(@Body() dto: CreateBenchmarkDto) {
     return this.benchmarks.create(dto);
   }
@@ -47,12 +62,22 @@ export class BenchmarksController {
 
   @Get(':id/report')
   @ApiProduces('text/html')
-  @ApiQuery({ name: 'compare', required: false, description: 'Another run id: the comparison view (that run = A, this one = B)' })
+  @ApiQuery({
+    name: 'compare',
+    required: false,
+    description: 'Another run id: the comparison view (that run = A, this one = B)',
+  })
   @ApiOkResponse({ description: 'The HTML report (inline SVG plot, no scripts)' })
   @ApiConflictResponse({ description: 'BENCHMARK_NOT_FINISHED' })
-  async report(@Param('id') id: string, @Res({ passthrough: true }) res: Response, @Query('compare') compare?: string) {
+  async report(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+    @Query('compare') compare?: string,
+  ) {
     const html = await this.benchmarks.report(id, compare);
-    res.type('html').setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    res
+      .type('html')
+      .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
     return html;
   }
 }

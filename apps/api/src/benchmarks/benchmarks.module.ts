@@ -1,7 +1,6 @@
-import { Module } from '@nestjs/common';
-
 import { BenchmarkRepository } from '@hashq/bench';
 import { rowsSqlProvider } from '@hashq/database';
+import { Module } from '@nestjs/common';
 
 import { BenchmarksController } from './benchmarks.controller';
 import { BenchmarksService } from './benchmarks.service';

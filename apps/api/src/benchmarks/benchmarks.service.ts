@@ -1,21 +1,26 @@
-import { HttpStatus, Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { Queue } from 'bullmq';
-import type { Logger } from 'pino';
-
-import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import {
   BENCHMARK_NO_WORKER,
+  type BenchmarkJobData,
   benchmarkQueueName,
   BenchmarkRepository,
-  renderComparison,
-  renderReport,
-  type BenchmarkJobData,
+  type BenchmarkRequest,
   type BenchmarkRun,
   type BenchmarkRunRow,
-  type BenchmarkRequest,
+  renderComparison,
+  renderReport,
 } from '@hashq/bench';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { RedisErrorLogger, redisOptions } from '@hashq/jobs';
 import { findAlgorithm } from '@hashq/native';
+import {
+  HttpStatus,
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import { Queue } from 'bullmq';
+import type { Logger } from 'pino';
 
 import { ApiError } from '../common/api-error';
 import type { CreateBenchmarkDto } from './create-benchmark.dto';
@@ -74,7 +79,12 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
 
   async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
     const unknown = (dto.algorithms ?? []).filter((a) => !findAlgorithm(a));
-    if (unknown.length) throw ApiError.badRequest('UNKNOWN_ALGORITHM', `unknown algorithm(s): ${unknown.join(', ')}`, { unknown });
+    if (unknown.length)
+      throw ApiError.badRequest(
+        'UNKNOWN_ALGORITHM',
+        `unknown algorithm(s): ${unknown.join(', ')}`,
+        { unknown },
+      );
     const request: BenchmarkRequest = {
       algorithms: dto.algorithms?.map((a) => findAlgorithm(a)!.name),
       implementations: dto.implementations,
@@ -83,7 +93,11 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     };
     const arch = dto.arch ?? process.arch;
     const row = await this.admit(arch, request);
-    await this.queue(arch).add('benchmark', { runId: row.id }, { jobId: row.id, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } });
+    await this.queue(arch).add(
+      'benchmark',
+      { runId: row.id },
+      { jobId: row.id, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    );
     return summary(row);
   }
 
@@ -115,16 +129,23 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
 
   /** The queued run, or the 422/429 that refuses it (see BenchmarkRepository.admit). */
   private async admit(arch: string, request: BenchmarkRequest): Promise<BenchmarkRunRow> {
-    const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } = this.config;
+    const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } =
+      this.config;
     const admission = await this.runs.admit(arch, request, { maxActive, timeoutSeconds });
     if (admission.kind === 'no-worker') {
       const message = `no benchmark worker of architecture ${arch} reported in the last ${timeoutSeconds} s`;
-      throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, { arch, timeoutSeconds });
+      throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, {
+        arch,
+        timeoutSeconds,
+      });
     }
     if (admission.kind === 'limit-reached') {
       const { active } = admission;
       const message = `${active} benchmark runs are queued or running (at most ${maxActive})`;
-      throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'BENCHMARK_LIMIT_REACHED', message, { active, maxActive });
+      throw new ApiError(HttpStatus.TOO_MANY_REQUESTS, 'BENCHMARK_LIMIT_REACHED', message, {
+        active,
+        maxActive,
+      });
     }
     return admission.run;
   }
@@ -132,7 +153,8 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   private async expireOrphans(): Promise<void> {
     try {
       const expired = await this.runs.expireOrphanedRuns(this.config.benchmarkWorkerTimeoutSeconds);
-      if (expired.length > 0) this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired');
+      if (expired.length > 0)
+        this.logger.warn({ expired, code: BENCHMARK_NO_WORKER }, 'benchmark runs expired');
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not expire benchmark runs');
     }
@@ -141,7 +163,12 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   private async finishedRun(id: string): Promise<BenchmarkRun> {
     const row = await this.row(id);
     if (row.status !== 'succeeded' || !row.report) {
-      throw new ApiError(HttpStatus.CONFLICT, 'BENCHMARK_NOT_FINISHED', `benchmark ${id} is ${row.status}`, { status: row.status });
+      throw new ApiError(
+        HttpStatus.CONFLICT,
+        'BENCHMARK_NOT_FINISHED',
+        `benchmark ${id} is ${row.status}`,
+        { status: row.status },
+      );
     }
     return { ...row.report, id: row.id };
   }

@@ -1,12 +1,24 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsString, Max, Min } from 'class-validator';
-
 import { BENCHMARK_ARCHS, PROVIDERS } from '@hashq/bench';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsString,
+  Max,
+  Min,
+} from 'class-validator';
 
 import { IsOptionalNotNull } from '../common/is-optional-not-null';
 
 export class CreateBenchmarkDto {
-  @ApiPropertyOptional({ description: 'Algorithms to measure (default: all of the addon)', example: ['sha256', 'ascon-hash256'] })
+  @ApiPropertyOptional({
+    description: 'Algorithms to measure (default: all of the addon)',
+    example: ['sha256', 'ascon-hash256'],
+  })
   @IsOptionalNotNull()
   @IsArray()
   @ArrayMinSize(1)
@@ -21,7 +33,10 @@ export class CreateBenchmarkDto {
   @IsIn(PROVIDERS as unknown as string[], { each: true })
   implementations?: string[];
 
-  @ApiPropertyOptional({ description: 'Message lengths in bytes (default: 0..4096 grid)', example: [8, 64, 576, 1536, 4096] })
+  @ApiPropertyOptional({
+    description: 'Message lengths in bytes (default: 0..4096 grid)',
+    example: [8, 64, 576, 1536, 4096],
+  })
   @IsOptionalNotNull()
   @IsArray()
   @ArrayMinSize(1)

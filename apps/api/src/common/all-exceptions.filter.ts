@@ -1,8 +1,13 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import { isConnectionError } from '@hashq/database';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  HttpStatus,
+} from '@nestjs/common';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
-
-import { isConnectionError } from '@hashq/database';
 
 import { ApiError, type ApiErrorCode, type ErrorBody, errorBody as error } from './api-error';
 
@@ -29,7 +34,9 @@ interface BodyParserError extends Error {
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {
-  return err instanceof Error && typeof (err as BodyParserError).type === 'string' && 'status' in err;
+  return (
+    err instanceof Error && typeof (err as BodyParserError).type === 'string' && 'status' in err
+  );
 }
 
 /**
@@ -43,7 +50,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.describe(exception);
-    if (status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
+    if (status === HttpStatus.SERVICE_UNAVAILABLE)
+      this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
     else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
     if (!response.headersSent) response.status(status).json(bounded(body));
   }
@@ -63,33 +71,48 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     // PostgreSQL unreachable or the connection dropped: 503 with a code, and the pool reconnects by itself.
     if (isConnectionError(exception)) {
-      return { status: HttpStatus.SERVICE_UNAVAILABLE, body: error('DATABASE_UNAVAILABLE', 'PostgreSQL is unavailable; retry later') };
+      return {
+        status: HttpStatus.SERVICE_UNAVAILABLE,
+        body: error('DATABASE_UNAVAILABLE', 'PostgreSQL is unavailable; retry later'),
+      };
     }
     return internalError();
   }
 
   private bodyParser(err: BodyParserError): { status: number; body: ErrorBody } {
     if (err.type === 'entity.parse.failed') {
-      return { status: 400, body: error('MALFORMED_JSON', 'request body is not valid JSON', { reason: err.message }) };
+      return {
+        status: 400,
+        body: error('MALFORMED_JSON', 'request body is not valid JSON', { reason: err.message }),
+      };
     }
     return clientError(err.status, err.message, { type: err.type });
   }
 }
 
 /** A client mistake with its code; a status without a code of its own becomes 400 BAD_REQUEST. */
-function clientError(status: number, message: string, details?: unknown): { status: number; body: ErrorBody } {
+function clientError(
+  status: number,
+  message: string,
+  details?: unknown,
+): { status: number; body: ErrorBody } {
   const code = CODES_BY_STATUS[status];
-  if (!code) return { status: HttpStatus.BAD_REQUEST, body: error('BAD_REQUEST', message, details) };
+  if (!code)
+    return { status: HttpStatus.BAD_REQUEST, body: error('BAD_REQUEST', message, details) };
   return { status, body: error(code, message, details) };
 }
 
 function internalError(): { status: number; body: ErrorBody } {
-  return { status: HttpStatus.INTERNAL_SERVER_ERROR, body: error('INTERNAL_ERROR', 'internal server error') };
+  return {
+    status: HttpStatus.INTERNAL_SERVER_ERROR,
+    body: error('INTERNAL_ERROR', 'internal server error'),
+  };
 }
 
 function bounded(body: ErrorBody): ErrorBody {
   if (Buffer.byteLength(JSON.stringify(body)) <= MAX_ERROR_BYTES) return body;
   const { code, message } = body.error;
-  const cut = message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
+  const cut =
+    message.length > MAX_MESSAGE_CHARS ? `${message.slice(0, MAX_MESSAGE_CHARS)}…` : message;
   return error(code, cut, { truncated: true });
 }

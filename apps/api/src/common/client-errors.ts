@@ -5,12 +5,28 @@ import { type ApiErrorCode, errorBody } from './api-error';
 
 /** Node's own refusals (lib/_http_server.js), by the parser's error code; anything else is a 400. */
 const REFUSALS: Record<string, { status: number; code: ApiErrorCode; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'HEADERS_TOO_LARGE', message: 'request line and headers exceed 16 kB' },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: { status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'chunk extensions too large' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'HEADERS_TOO_LARGE',
+    message: 'request line and headers exceed 16 kB',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    code: 'REQUEST_TIMEOUT',
+    message: 'the request did not arrive in time',
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    code: 'PAYLOAD_TOO_LARGE',
+    message: 'chunk extensions too large',
+  },
 };
 const CLOSE_GRACE_MS = 5000;
-const MALFORMED = { status: 400, code: 'MALFORMED_REQUEST' as const, message: 'the request is not valid HTTP/1.1' };
+const MALFORMED = {
+  status: 400,
+  code: 'MALFORMED_REQUEST' as const,
+  message: 'the request is not valid HTTP/1.1',
+};
 
 /**
  * Requests Node's HTTP parser refuses (a URL over 16 kB, a control character in a header, …)

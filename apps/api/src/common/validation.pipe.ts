@@ -1,4 +1,4 @@
-import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, type ValidationError, ValidationPipe } from '@nestjs/common';
 
 import { ApiError } from './api-error';
 
@@ -21,13 +21,19 @@ const RESERVED_KEYS = new Set(['__proto__', 'constructor']);
  */
 function checkBody(body: unknown): void {
   const reserved: string[] = [];
-  const pending: { value: unknown; depth: number; path: string }[] = [{ value: body, depth: 1, path: '' }];
+  const pending: { value: unknown; depth: number; path: string }[] = [
+    { value: body, depth: 1, path: '' },
+  ];
   for (let item = pending.pop(); item; item = pending.pop()) {
     if (typeof item.value !== 'object' || item.value === null) continue;
     if (item.depth > MAX_BODY_DEPTH) {
-      throw ApiError.badRequest('INVALID_BODY', `the JSON body nests deeper than ${MAX_BODY_DEPTH} levels`, {
-        maxDepth: MAX_BODY_DEPTH,
-      });
+      throw ApiError.badRequest(
+        'INVALID_BODY',
+        `the JSON body nests deeper than ${MAX_BODY_DEPTH} levels`,
+        {
+          maxDepth: MAX_BODY_DEPTH,
+        },
+      );
     }
     for (const [key, child] of Object.entries(item.value)) {
       const path = item.path ? `${item.path}.${key}` : key;
@@ -37,7 +43,9 @@ function checkBody(body: unknown): void {
   }
   if (reserved.length > 0) {
     const key = (path: string) => path.split('.').pop();
-    throw validationError(reserved.map((field) => ({ field, problems: [`property ${key(field)} should not exist`] })));
+    throw validationError(
+      reserved.map((field) => ({ field, problems: [`property ${key(field)} should not exist`] })),
+    );
   }
 }
 
@@ -60,7 +68,8 @@ export const MAX_DETAILS = 20;
 /** Field names and problems are cut to this many characters (one key may be 100 kB long). */
 const MAX_TEXT = 120;
 
-const cut = (text: string): string => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text);
+const cut = (text: string): string =>
+  text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
 
 /** VALIDATION_FAILED for the first MAX_DETAILS fields, so the answer stays small whatever the body. */
 function validationError(all: FieldProblems[]): ApiError {
@@ -69,7 +78,10 @@ function validationError(all: FieldProblems[]): ApiError {
     .map(({ field, problems }) => ({ field: cut(field), problems: problems.map(cut) }));
   const rest = all.length - details.length;
   const summary = details.map((d) => `${d.field}: ${d.problems.join(', ')}`).join('; ');
-  return ApiError.validation((summary || 'invalid request') + (rest > 0 ? `; and ${rest} more fields` : ''), details);
+  return ApiError.validation(
+    (summary || 'invalid request') + (rest > 0 ? `; and ${rest} more fields` : ''),
+    details,
+  );
 }
 
 /** Nest's ValidationPipe behind checkBody for bodies. */

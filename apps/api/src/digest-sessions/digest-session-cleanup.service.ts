@@ -1,7 +1,11 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { Logger } from 'pino';
-
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import type { Logger } from 'pino';
 
 import { DigestSessionsRepository } from './digest-sessions.repository';
 
@@ -21,7 +25,10 @@ export class DigestSessionCleanup implements OnApplicationBootstrap, OnModuleDes
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => void this.sweep(), this.config.digestSessionCleanupSeconds * 1000);
+    this.timer = setInterval(
+      () => void this.sweep(),
+      this.config.digestSessionCleanupSeconds * 1000,
+    );
     this.timer.unref();
   }
 
@@ -32,9 +39,13 @@ export class DigestSessionCleanup implements OnApplicationBootstrap, OnModuleDes
   async sweep(): Promise<void> {
     try {
       const swept = await this.sessions.sweepExpired(this.config.digestSessionExpiresSeconds);
-      if (swept.expired > 0 || swept.deleted > 0) this.logger.info(swept, 'digest sessions expired');
+      if (swept.expired > 0 || swept.deleted > 0)
+        this.logger.info(swept, 'digest sessions expired');
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'digest session cleanup failed; retried at the next round');
+      this.logger.warn(
+        { err: (err as Error).message },
+        'digest session cleanup failed; retried at the next round',
+      );
     }
   }
 }

@@ -18,13 +18,20 @@ export class DigestSessionResponse {
   @ApiProperty({ example: ['sha256', 'sha512'] })
   algorithms: string[];
 
-  @ApiProperty({ example: { outputLength: 64 }, description: 'outputLength, customization, expected' })
+  @ApiProperty({
+    example: { outputLength: 64 },
+    description: 'outputLength, customization, expected',
+  })
   options: Record<string, unknown>;
 
   @ApiProperty({ description: 'Bytes committed (tus Upload-Offset)' })
   offset: number;
 
-  @ApiProperty({ nullable: true, type: Number, description: 'tus Upload-Length; null while deferred' })
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'tus Upload-Length; null while deferred',
+  })
   length: number | null;
 
   @ApiProperty({

@@ -1,3 +1,5 @@
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import { algorithms } from '@hashq/native';
 import {
   Controller,
   Delete,
@@ -31,16 +33,14 @@ import {
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { algorithms } from '@hashq/native';
-
-import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 
 import { type DigestSessionResponse, toSessionResponse } from './digest-session.response';
 import type { DigestSessionRow } from './digest-sessions.repository';
 import { DigestSessionsService } from './digest-sessions.service';
-import { TUS_EXTENSIONS, TUS_VERSION, hashqDigest, reprDigest } from './tus-headers';
+import { hashqDigest, reprDigest, TUS_EXTENSIONS, TUS_VERSION } from './tus-headers';
 
-const ERROR_SHAPE = 'Body: { "error": { "code", "message", "details" } }; every answer carries Tus-Resumable: 1.0.0';
+const ERROR_SHAPE =
+  'Body: { "error": { "code", "message", "details" } }; every answer carries Tus-Resumable: 1.0.0';
 const TUS_HEADER = { name: 'Tus-Resumable', required: true, description: '1.0.0 (412 otherwise)' };
 
 /** Upload-Expires is an HTTP date (RFC 9110). */
@@ -70,7 +70,9 @@ export class DigestSessionsController {
 
   @Options(['', ':id'])
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiNoContentResponse({ description: 'Tus-Version, Tus-Extension, Tus-Checksum-Algorithm, Tus-Max-Size' })
+  @ApiNoContentResponse({
+    description: 'Tus-Version, Tus-Extension, Tus-Checksum-Algorithm, Tus-Max-Size',
+  })
   discover(@Res({ passthrough: true }) res: Response): void {
     res.setHeader('Tus-Version', TUS_VERSION);
     res.setHeader('Tus-Extension', TUS_EXTENSIONS.join(','));
@@ -81,8 +83,16 @@ export class DigestSessionsController {
   @Post()
   @HttpCode(HttpStatus.CREATED)
   @ApiHeader(TUS_HEADER)
-  @ApiHeader({ name: 'Upload-Length', required: false, description: 'Total bytes (or Upload-Defer-Length: 1)' })
-  @ApiHeader({ name: 'Upload-Defer-Length', required: false, description: '1: the length comes with a later PATCH' })
+  @ApiHeader({
+    name: 'Upload-Length',
+    required: false,
+    description: 'Total bytes (or Upload-Defer-Length: 1)',
+  })
+  @ApiHeader({
+    name: 'Upload-Defer-Length',
+    required: false,
+    description: '1: the length comes with a later PATCH',
+  })
   @ApiHeader({
     name: 'Upload-Metadata',
     required: true,
@@ -96,7 +106,9 @@ export class DigestSessionsController {
       'DUPLICATE_ALGORITHM, OUTPUT_LENGTH_NOT_SUPPORTED, CUSTOMIZATION_NOT_SUPPORTED, INVALID_EXPECTED_DIGEST. ' +
       ERROR_SHAPE,
   })
-  @ApiPayloadTooLargeResponse({ description: `UPLOAD_TOO_LARGE: over Tus-Max-Size. ${ERROR_SHAPE}` })
+  @ApiPayloadTooLargeResponse({
+    description: `UPLOAD_TOO_LARGE: over Tus-Max-Size. ${ERROR_SHAPE}`,
+  })
   async create(
     @Headers() headers: Record<string, string | undefined>,
     @Res({ passthrough: true }) res: Response,
@@ -133,10 +145,15 @@ export class DigestSessionsController {
   }
 
   @Get(':id')
-  @ApiOkResponse({ description: "The session as JSON; digests once complete, in the shape of a job's" })
+  @ApiOkResponse({
+    description: "The session as JSON; digests once complete, in the shape of a job's",
+  })
   @ApiNotFoundResponse({ description: `SESSION_NOT_FOUND. ${ERROR_SHAPE}` })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
-  async get(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<DigestSessionResponse> {
+  async get(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<DigestSessionResponse> {
     res.setHeader('Cache-Control', 'no-store');
     return toSessionResponse(await this.sessions.findLive(id));
   }
@@ -144,7 +161,11 @@ export class DigestSessionsController {
   @Patch(':id')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiHeader(TUS_HEADER)
-  @ApiHeader({ name: 'Upload-Offset', required: true, description: "The session's offset (HEAD tells it)" })
+  @ApiHeader({
+    name: 'Upload-Offset',
+    required: true,
+    description: "The session's offset (HEAD tells it)",
+  })
   @ApiHeader({ name: 'Upload-Length', required: false, description: 'Declares a deferred length' })
   @ApiHeader({
     name: 'Upload-Checksum',
@@ -152,7 +173,8 @@ export class DigestSessionsController {
     description: '"<algorithm> <base64>" of this body (Tus-Checksum-Algorithm)',
   })
   @ApiNoContentResponse({
-    description: 'Upload-Offset, Upload-Expires; the last one also Repr-Digest, Hashq-Digest, Hashq-Session-Status',
+    description:
+      'Upload-Offset, Upload-Expires; the last one also Repr-Digest, Hashq-Digest, Hashq-Session-Status',
   })
   @ApiBadRequestResponse({
     description:
@@ -165,15 +187,24 @@ export class DigestSessionsController {
   })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
   @ApiPreconditionFailedResponse({ description: `UNSUPPORTED_TUS_VERSION. ${ERROR_SHAPE}` })
-  @ApiPayloadTooLargeResponse({ description: `UPLOAD_TOO_LARGE: past Upload-Length or Tus-Max-Size. ${ERROR_SHAPE}` })
+  @ApiPayloadTooLargeResponse({
+    description: `UPLOAD_TOO_LARGE: past Upload-Length or Tus-Max-Size. ${ERROR_SHAPE}`,
+  })
   @ApiUnsupportedMediaTypeResponse({
     description: `UNSUPPORTED_MEDIA_TYPE: not application/offset+octet-stream. ${ERROR_SHAPE}`,
   })
   @ApiUnprocessableEntityResponse({
     description: `STATE_INVALID: the stored hash state does not open; the session has ended failed. ${ERROR_SHAPE}`,
   })
-  @ApiResponse({ status: 460, description: `CHECKSUM_MISMATCH: the body counts for nothing. ${ERROR_SHAPE}` })
-  async patch(@Param('id') id: string, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<void> {
+  @ApiResponse({
+    status: 460,
+    description: `CHECKSUM_MISMATCH: the body counts for nothing. ${ERROR_SHAPE}`,
+  })
+  async patch(
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     const header = (name: string): string | undefined => req.headers[name] as string | undefined;
     const result = await this.sessions.patch(
       id,

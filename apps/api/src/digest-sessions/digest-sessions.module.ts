@@ -1,7 +1,6 @@
-import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
-
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
+import { type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
 
 import { AlgorithmsModule } from '../algorithms/algorithms.module';
 import { JobRequestValidator } from '../jobs/job-request.validator';

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
+import { SealedStateError, sessionStateBinding, StateSealer } from '@hashq/crypto';
+import type { DigestValue } from '@hashq/jobs';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-
-import { SealedStateError, StateSealer, sessionStateBinding } from '@hashq/crypto';
-import type { DigestValue } from '@hashq/jobs';
 
 export type DigestSessionStatus = 'uploading' | 'succeeded' | 'failed' | 'expired';
 
@@ -118,13 +117,19 @@ function toSession(row: Row): DigestSessionRow {
 }
 
 /** The digests in the order the session named its algorithms (jsonb keeps its own key order). */
-function inOrder(algorithms: string[], digests: Record<string, DigestValue>): Record<string, DigestValue> {
-  return Object.fromEntries(algorithms.filter((name) => digests[name]).map((name) => [name, digests[name]]));
+function inOrder(
+  algorithms: string[],
+  digests: Record<string, DigestValue>,
+): Record<string, DigestValue> {
+  return Object.fromEntries(
+    algorithms.filter((name) => digests[name]).map((name) => [name, digests[name]]),
+  );
 }
 
 /** TypeORM returns [rows, count] for UPDATE ... RETURNING on PostgreSQL. */
 function updatedRows<T>(result: T[] | [T[], number]): T[] {
-  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as T[];
+  if (result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number')
+    return result[0] as T[];
   return result as T[];
 }
 
@@ -164,7 +169,10 @@ export class DigestSessionsRepository {
   }
 
   async findById(id: string): Promise<DigestSessionRow | null> {
-    const rows: Row[] = await this.dataSource.query(`SELECT ${COLUMNS} FROM digest_sessions WHERE id = $1`, [id]);
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM digest_sessions WHERE id = $1`,
+      [id],
+    );
     return rows.length === 1 ? toSession(rows[0]) : null;
   }
 
@@ -177,13 +185,21 @@ export class DigestSessionsRepository {
     const { id, algorithms, states, uploadOffset } = session;
     if (states?.length !== algorithms.length) {
       const held = states?.length ?? 0;
-      throw new SealedStateError(`digest session ${id} holds ${held} states for ${algorithms.length} algorithms`);
+      throw new SealedStateError(
+        `digest session ${id} holds ${held} states for ${algorithms.length} algorithms`,
+      );
     }
-    return algorithms.map((name, i) => this.sealer.open(states[i], sessionStateBinding(id, name, uploadOffset)));
+    return algorithms.map((name, i) =>
+      this.sealer.open(states[i], sessionStateBinding(id, name, uploadOffset)),
+    );
   }
 
   /** Commits hashed bytes: the new states and offset, fenced on `from`. The new expiry, or null when fenced off. */
-  async advance(session: DigestSessionRow, from: number, to: SessionProgress): Promise<Date | null> {
+  async advance(
+    session: DigestSessionRow,
+    from: number,
+    to: SessionProgress,
+  ): Promise<Date | null> {
     const rows = updatedRows<{ expires_at: Date }>(
       await this.dataSource.query(
         `UPDATE digest_sessions
@@ -205,7 +221,11 @@ export class DigestSessionsRepository {
   }
 
   /** Ends the session at its full length: digests (and a mismatch) replace the states, fenced on `from`. */
-  async finish(id: string, from: number, outcome: SessionOutcome): Promise<DigestSessionRow | null> {
+  async finish(
+    id: string,
+    from: number,
+    outcome: SessionOutcome,
+  ): Promise<DigestSessionRow | null> {
     const rows = updatedRows<Row>(
       await this.dataSource.query(
         `UPDATE digest_sessions
@@ -275,7 +295,14 @@ export class DigestSessionsRepository {
     return { expired: expired.length, deleted: deleted.length };
   }
 
-  private seal(id: string, algorithms: readonly string[], offset: number, states: readonly Buffer[]): Buffer[] {
-    return states.map((state, i) => this.sealer.seal(state, sessionStateBinding(id, algorithms[i], offset)));
+  private seal(
+    id: string,
+    algorithms: readonly string[],
+    offset: number,
+    states: readonly Buffer[],
+  ): Buffer[] {
+    return states.map((state, i) =>
+      this.sealer.seal(state, sessionStateBinding(id, algorithms[i], offset)),
+    );
   }
 }

@@ -1,11 +1,10 @@
 import type { Readable } from 'node:stream';
 
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-import { type Hasher, createHasher, findAlgorithm } from '@hashq/native';
-
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { SealedStateError } from '@hashq/crypto';
 import type { DigestValue } from '@hashq/jobs';
+import { createHasher, findAlgorithm, type Hasher } from '@hashq/native';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { ApiError } from '../common/api-error';
 import { isUuid } from '../jobs/cursor';
@@ -25,7 +24,13 @@ import {
 import { HashPipeline } from './hash-pipeline';
 import { BodyInterruptedError, consumeBody } from './request-body';
 import { SessionHashers } from './session-hashers';
-import { CHECKSUM_MISMATCH_STATUS, isOffsetStream, parseByteCount, parseChecksum, parseMetadata } from './tus-headers';
+import {
+  CHECKSUM_MISMATCH_STATUS,
+  isOffsetStream,
+  parseByteCount,
+  parseChecksum,
+  parseMetadata,
+} from './tus-headers';
 
 /** The tus headers of a POST (creation). */
 export interface CreateRequest {
@@ -85,7 +90,10 @@ export class DigestSessionsService {
       idleSeconds: this.config.digestSessionExpiresSeconds,
     });
     if (length !== 0) return session;
-    return (await this.sessions.finish(session.id, 0, this.outcome(session, hashers, 0))) ?? this.fencedOff(session.id);
+    return (
+      (await this.sessions.finish(session.id, 0, this.outcome(session, hashers, 0))) ??
+      this.fencedOff(session.id)
+    );
   }
 
   /** The session, if it exists and has not expired (404 / 410 otherwise). */
@@ -118,10 +126,16 @@ export class DigestSessionsService {
       );
     }
     const offset = parseByteCount(request.uploadOffset, 'Upload-Offset', 'INVALID_UPLOAD_OFFSET');
-    if (offset === undefined) throw ApiError.badRequest('INVALID_UPLOAD_OFFSET', 'Upload-Offset is required');
-    const declaredLength = parseByteCount(request.uploadLength, 'Upload-Length', 'INVALID_UPLOAD_LENGTH');
+    if (offset === undefined)
+      throw ApiError.badRequest('INVALID_UPLOAD_OFFSET', 'Upload-Offset is required');
+    const declaredLength = parseByteCount(
+      request.uploadLength,
+      'Upload-Length',
+      'INVALID_UPLOAD_LENGTH',
+    );
     const checksum = this.chunkChecksum(request.uploadChecksum);
-    const contentLength = request.contentLength === undefined ? undefined : Number(request.contentLength);
+    const contentLength =
+      request.contentLength === undefined ? undefined : Number(request.contentLength);
 
     const session = await this.findLive(id);
     if (session.error?.code === STATE_INVALID) throw this.stateInvalid(session.id, session.error);
@@ -151,7 +165,10 @@ export class DigestSessionsService {
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
     const hashers = SessionHashers.restore(session.algorithms, await this.openStates(session));
-    const pipeline = new HashPipeline(checksum ? [hashers, checksum.hasher] : [hashers], session.uploadOffset);
+    const pipeline = new HashPipeline(
+      checksum ? [hashers, checksum.hasher] : [hashers],
+      session.uploadOffset,
+    );
     let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
     const checkpoint = async (): Promise<void> => {
@@ -162,25 +179,39 @@ export class DigestSessionsService {
     // Never a checkpoint at the full length (only the end of the body may complete the session),
     // nor with Upload-Checksum (the body counts only once it is whole).
     const checkpointDue = (): boolean =>
-      !checksum && pipeline.offset - committed >= this.config.checkpointBytes && pipeline.offset < (length ?? Infinity);
+      !checksum &&
+      pipeline.offset - committed >= this.config.checkpointBytes &&
+      pipeline.offset < (length ?? Infinity);
 
     try {
       await consumeBody(body, (chunk) => {
-        if (pipeline.offset + chunk.length > limit) throw this.tooLarge(pipeline.offset + chunk.length, limit);
+        if (pipeline.offset + chunk.length > limit)
+          throw this.tooLarge(pipeline.offset + chunk.length, limit);
         const waiting = pipeline.write(chunk);
         return checkpointDue() ? Promise.resolve(waiting).then(checkpoint) : waiting;
       }).catch(async (err: unknown) => {
         if (!(err instanceof BodyInterruptedError)) throw err;
         if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
-        throw new ApiError(HttpStatus.BAD_REQUEST, 'UPLOAD_INTERRUPTED', 'the request body ended early', {
-          uploadOffset: committed,
-        });
+        throw new ApiError(
+          HttpStatus.BAD_REQUEST,
+          'UPLOAD_INTERRUPTED',
+          'the request body ended early',
+          {
+            uploadOffset: committed,
+          },
+        );
       });
       await pipeline.drain();
       if (checksum) this.verifyChecksum(checksum);
       if (length !== null && pipeline.offset === length) {
-        const finished = await this.sessions.finish(session.id, committed, this.outcome(session, hashers, length));
-        return finished ? { offset: length, expiresAt: finished.expiresAt, finished } : this.fencedOff(session.id);
+        const finished = await this.sessions.finish(
+          session.id,
+          committed,
+          this.outcome(session, hashers, length),
+        );
+        return finished
+          ? { offset: length, expiresAt: finished.expiresAt, finished }
+          : this.fencedOff(session.id);
       }
       await checkpoint();
       return { offset: pipeline.offset, expiresAt };
@@ -216,7 +247,11 @@ export class DigestSessionsService {
       return this.sessions.openStates(session);
     } catch (err) {
       if (!(err instanceof SealedStateError)) throw err;
-      const error = { code: STATE_INVALID, message: err.message, details: { uploadOffset: session.uploadOffset } };
+      const error = {
+        code: STATE_INVALID,
+        message: err.message,
+        details: { uploadOffset: session.uploadOffset },
+      };
       const idleSeconds = this.config.digestSessionExpiresSeconds;
       if (!(await this.sessions.fail(session.id, session.uploadOffset, error, idleSeconds))) {
         return this.fencedOff(session.id);
@@ -251,14 +286,24 @@ export class DigestSessionsService {
   }
 
   private notFound(id: string): ApiError {
-    return new ApiError(HttpStatus.NOT_FOUND, 'SESSION_NOT_FOUND', `no digest session with id ${id}`, { id });
+    return new ApiError(
+      HttpStatus.NOT_FOUND,
+      'SESSION_NOT_FOUND',
+      `no digest session with id ${id}`,
+      { id },
+    );
   }
 
   private conflict(id: string, offset: number | undefined, current: number): ApiError {
-    return new ApiError(HttpStatus.CONFLICT, 'OFFSET_MISMATCH', `digest session ${id} is at offset ${current}`, {
-      uploadOffset: current,
-      ...(offset === undefined ? {} : { received: offset }),
-    });
+    return new ApiError(
+      HttpStatus.CONFLICT,
+      'OFFSET_MISMATCH',
+      `digest session ${id} is at offset ${current}`,
+      {
+        uploadOffset: current,
+        ...(offset === undefined ? {} : { received: offset }),
+      },
+    );
   }
 
   private tooLarge(size: number, limit: number): ApiError {
@@ -277,7 +322,10 @@ export class DigestSessionsService {
       );
     }
     if (length === undefined && !deferred) {
-      throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', 'Upload-Length or Upload-Defer-Length: 1 is required');
+      throw ApiError.badRequest(
+        'INVALID_UPLOAD_LENGTH',
+        'Upload-Length or Upload-Defer-Length: 1 is required',
+      );
     }
     if (length !== undefined && length > this.config.digestSessionMaxBytes) {
       throw this.tooLarge(length, this.config.digestSessionMaxBytes);
@@ -289,12 +337,17 @@ export class DigestSessionsService {
   private patchLength(session: DigestSessionRow, declared: number | undefined): number | null {
     if (declared === undefined || declared === session.uploadLength) return session.uploadLength;
     if (session.uploadLength !== null || declared < session.uploadOffset) {
-      throw ApiError.badRequest('INVALID_UPLOAD_LENGTH', `Upload-Length ${declared} contradicts the session`, {
-        uploadLength: session.uploadLength,
-        uploadOffset: session.uploadOffset,
-      });
+      throw ApiError.badRequest(
+        'INVALID_UPLOAD_LENGTH',
+        `Upload-Length ${declared} contradicts the session`,
+        {
+          uploadLength: session.uploadLength,
+          uploadOffset: session.uploadOffset,
+        },
+      );
     }
-    if (declared > this.config.digestSessionMaxBytes) throw this.tooLarge(declared, this.config.digestSessionMaxBytes);
+    if (declared > this.config.digestSessionMaxBytes)
+      throw this.tooLarge(declared, this.config.digestSessionMaxBytes);
     return declared;
   }
 
@@ -304,7 +357,9 @@ export class DigestSessionsService {
     const info = findAlgorithm(parsed.algorithm);
     if (!info) {
       const message = `Upload-Checksum algorithm ${parsed.algorithm} is not supported`;
-      throw ApiError.badRequest('CHECKSUM_ALGORITHM_NOT_SUPPORTED', message, { algorithm: parsed.algorithm });
+      throw ApiError.badRequest('CHECKSUM_ALGORITHM_NOT_SUPPORTED', message, {
+        algorithm: parsed.algorithm,
+      });
     }
     return { hasher: createHasher(info.name), algorithm: info.name, digest: parsed.digest };
   }
@@ -329,7 +384,10 @@ export class DigestSessionsService {
    * `customization` (hex) and `expected-<algorithm>` (hex); checked as a job's fields are.
    * Other keys (a file name, a type) are kept as they came and returned by HEAD.
    */
-  private checkMetadata(metadata: Map<string, Buffer>): { algorithms: string[]; options: DigestSessionOptions } {
+  private checkMetadata(metadata: Map<string, Buffer>): {
+    algorithms: string[];
+    options: DigestSessionOptions;
+  } {
     const text = (key: string): string | undefined => metadata.get(key)?.toString('utf8').trim();
     const invalid = (message: string, details?: unknown) =>
       ApiError.badRequest('INVALID_UPLOAD_METADATA', message, details);
@@ -369,7 +427,11 @@ export class DigestSessionsService {
     const { algorithms, options } = this.validator.check(dto);
     return {
       algorithms,
-      options: { outputLength: options.outputLength, customization: options.customization, expected: options.expected },
+      options: {
+        outputLength: options.outputLength,
+        customization: options.customization,
+        expected: options.expected,
+      },
     };
   }
 }

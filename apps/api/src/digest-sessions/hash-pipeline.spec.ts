@@ -5,7 +5,11 @@ import { createHasher } from '@hashq/native';
 import { BATCH_BYTES, HashPipeline } from './hash-pipeline';
 
 /** Writes `data` in random pieces as a request body would arrive, waiting whenever write() asks to. */
-async function writeInPieces(pipeline: HashPipeline, data: Buffer, maxPiece: number): Promise<void> {
+async function writeInPieces(
+  pipeline: HashPipeline,
+  data: Buffer,
+  maxPiece: number,
+): Promise<void> {
   for (let at = 0; at < data.length;) {
     const piece = data.subarray(at, at + randomInt(1, maxPiece + 1));
     at += piece.length;

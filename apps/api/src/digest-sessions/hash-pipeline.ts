@@ -61,7 +61,9 @@ export class HashPipeline {
     if (copied === chunk.length && this.fill < BATCH_BYTES) return undefined;
     // a full batch: by the time the hashers are done, it has been handed over and a new one starts
     const rest = chunk.subarray(copied);
-    return (this.inFlight as Promise<void>).then(() => (rest.length > 0 ? this.write(rest) : undefined));
+    return (this.inFlight as Promise<void>).then(() =>
+      rest.length > 0 ? this.write(rest) : undefined,
+    );
   }
 
   /** Hashes everything written; afterwards the hashers hold `offset` bytes and may be serialized. */
@@ -90,7 +92,9 @@ export class HashPipeline {
   /** Hands bytes to every hasher; once they are done, what gathered meanwhile follows at once. */
   private hand(view: Buffer, bytes: number, buffer?: Buffer): void {
     this.fed += bytes;
-    const done: Promise<void> = Promise.all(this.absorbers.map((absorber) => absorber.updateAsync(view))).then(() => {
+    const done: Promise<void> = Promise.all(
+      this.absorbers.map((absorber) => absorber.updateAsync(view)),
+    ).then(() => {
       if (buffer) keep(buffer);
       this.inFlight = undefined;
       if (this.fill >= MIN_HAND_BYTES) this.feed();

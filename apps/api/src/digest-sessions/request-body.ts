@@ -1,4 +1,4 @@
-import { type Readable, finished } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 
 /** The request body ended before its end: the client went away or the connection broke. */
 export class BodyInterruptedError extends Error {
@@ -14,7 +14,10 @@ export class BodyInterruptedError extends Error {
  * (the rest of the body is then read and dropped, so a kept-alive connection stays usable), or
  * with a BodyInterruptedError.
  */
-export function consumeBody(body: Readable, take: (chunk: Buffer) => Promise<void> | void): Promise<void> {
+export function consumeBody(
+  body: Readable,
+  take: (chunk: Buffer) => Promise<void> | void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let settled = false;
     const stopEnd = finished(body, { writable: false }, (err) => {

@@ -1,6 +1,5 @@
-import { Hasher, createHasher, findAlgorithm } from '@hashq/native';
-
 import type { DigestValue } from '@hashq/jobs';
+import { createHasher, findAlgorithm, Hasher } from '@hashq/native';
 
 import type { DigestSessionOptions } from './digest-sessions.repository';
 
@@ -12,7 +11,8 @@ export class SessionHashers {
   private constructor(private readonly hashers: Hasher[]) {}
 
   static create(algorithms: readonly string[], options: DigestSessionOptions): SessionHashers {
-    const customization = options.customization === undefined ? undefined : Buffer.from(options.customization, 'hex');
+    const customization =
+      options.customization === undefined ? undefined : Buffer.from(options.customization, 'hex');
     return new SessionHashers(
       algorithms.map((name) => {
         const info = findAlgorithm(name);
@@ -42,7 +42,10 @@ export class SessionHashers {
     return Object.fromEntries(
       this.hashers.map((hasher) => {
         const digest = hasher.digest();
-        return [hasher.algorithm, { hex: digest.toString('hex'), base64: digest.toString('base64') }];
+        return [
+          hasher.algorithm,
+          { hex: digest.toString('hex'), base64: digest.toString('base64') },
+        ];
       }),
     );
   }

@@ -1,12 +1,17 @@
-import { HttpStatus } from '@nestjs/common';
-
 import type { DigestValue } from '@hashq/jobs';
+import { HttpStatus } from '@nestjs/common';
 
 import { ApiError, type ApiErrorCode } from '../common/api-error';
 
 /** The tus protocol version spoken here, and the extensions of it that are implemented. */
 export const TUS_VERSION = '1.0.0';
-export const TUS_EXTENSIONS = ['creation', 'creation-defer-length', 'checksum', 'termination', 'expiration'];
+export const TUS_EXTENSIONS = [
+  'creation',
+  'creation-defer-length',
+  'checksum',
+  'termination',
+  'expiration',
+];
 export const OFFSET_STREAM = 'application/offset+octet-stream';
 /** Upload-Metadata longer than this is refused (Node's own limit for all headers is 16 KiB). */
 export const MAX_METADATA_CHARS = 4096;
@@ -21,11 +26,18 @@ const METADATA_KEY = /^[^\s,]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** A non-negative decimal integer header (Upload-Offset, Upload-Length); `code` names the header's error. */
-export function parseByteCount(value: string | undefined, header: string, code: ApiErrorCode): number | undefined {
+export function parseByteCount(
+  value: string | undefined,
+  header: string,
+  code: ApiErrorCode,
+): number | undefined {
   if (value === undefined) return undefined;
   const number = Number(value);
   if (!DECIMAL.test(value) || !Number.isSafeInteger(number)) {
-    throw ApiError.badRequest(code, `${header} must be a non-negative decimal integer`, { header, value });
+    throw ApiError.badRequest(code, `${header} must be a non-negative decimal integer`, {
+      header,
+      value,
+    });
   }
   return number;
 }
@@ -64,7 +76,9 @@ export function parseMetadata(value: string | undefined): Map<string, Buffer> {
       );
     }
     if (pairs.has(key)) {
-      throw ApiError.badRequest('INVALID_UPLOAD_METADATA', `Upload-Metadata names ${key} twice`, { key });
+      throw ApiError.badRequest('INVALID_UPLOAD_METADATA', `Upload-Metadata names ${key} twice`, {
+        key,
+      });
     }
     pairs.set(key, Buffer.from(encoded, 'base64'));
   }
@@ -72,13 +86,19 @@ export function parseMetadata(value: string | undefined): Map<string, Buffer> {
 }
 
 /** Upload-Checksum: `<algorithm> <base64 digest>` of one PATCH body (tus checksum extension). */
-export function parseChecksum(value: string | undefined): { algorithm: string; digest: Buffer } | undefined {
+export function parseChecksum(
+  value: string | undefined,
+): { algorithm: string; digest: Buffer } | undefined {
   if (value === undefined) return undefined;
   const match = /^(\S+) (\S+)$/.exec(value.trim());
   if (!match || !BASE64.test(match[2])) {
-    throw ApiError.badRequest('INVALID_UPLOAD_CHECKSUM', 'Upload-Checksum must be "<algorithm> <base64 digest>"', {
-      value: value.slice(0, 200),
-    });
+    throw ApiError.badRequest(
+      'INVALID_UPLOAD_CHECKSUM',
+      'Upload-Checksum must be "<algorithm> <base64 digest>"',
+      {
+        value: value.slice(0, 200),
+      },
+    );
   }
   return { algorithm: match[1], digest: Buffer.from(match[2], 'base64') };
 }

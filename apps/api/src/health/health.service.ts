@@ -1,11 +1,9 @@
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
+import { createRedisClient, withTimeout } from '@hashq/jobs';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-
-import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
-
-import { createRedisClient, withTimeout } from '@hashq/jobs';
 
 export interface DependencyHealth {
   status: 'up' | 'down';
@@ -51,7 +49,10 @@ export class HealthService implements OnModuleDestroy {
         if (reply !== 'PONG') throw new Error(`unexpected PING reply ${String(reply)}`);
       }),
     ]);
-    return { status: postgres.status === 'up' && redis.status === 'up' ? 'ok' : 'error', checks: { postgres, redis } };
+    return {
+      status: postgres.status === 'up' && redis.status === 'up' ? 'ok' : 'error',
+      checks: { postgres, redis },
+    };
   }
 
   private async probe(name: string, run: () => Promise<void>): Promise<DependencyHealth> {
@@ -61,7 +62,11 @@ export class HealthService implements OnModuleDestroy {
       await withTimeout(run(), CHECK_TIMEOUT_MS, name);
       return { status: 'up', latencyMs: latency() };
     } catch (err) {
-      return { status: 'down', latencyMs: latency(), error: err instanceof Error ? err.message : String(err) };
+      return {
+        status: 'down',
+        latencyMs: latency(),
+        error: err instanceof Error ? err.message : String(err),
+      };
     }
   }
 }

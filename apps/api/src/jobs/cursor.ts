@@ -10,7 +10,9 @@ export function encodeCursor(jobId: string): string {
 export function decodeCursor(cursor: string): string {
   const id = Buffer.from(cursor, 'base64url').toString('utf8');
   if (!UUID.test(id)) {
-    throw ApiError.validation('cursor is not a cursor returned by this API', [{ field: 'cursor', problems: ['invalid cursor'] }]);
+    throw ApiError.validation('cursor is not a cursor returned by this API', [
+      { field: 'cursor', problems: ['invalid cursor'] },
+    ]);
   }
   return id;
 }

@@ -49,16 +49,22 @@ describe('JobRequestValidator', () => {
     });
 
     it('refuses unknown names with UNKNOWN_ALGORITHM, listing them and the known ones', () => {
-      const { status, code, details } = refusal(request({ algorithms: ['sha256', 'sha-256', 'blake9'] }));
+      const { status, code, details } = refusal(
+        request({ algorithms: ['sha256', 'sha-256', 'blake9'] }),
+      );
       expect([status, code]).toEqual([HttpStatus.BAD_REQUEST, 'UNKNOWN_ALGORITHM']);
       const { unknown, known } = details as { unknown: string[]; known: string[] };
       expect(unknown).toEqual(['sha-256', 'blake9']);
-      expect(known).toEqual(expect.arrayContaining(['sha1', 'sha256', 'sha512', 'sha3-256', 'md5', 'shake128']));
+      expect(known).toEqual(
+        expect.arrayContaining(['sha1', 'sha256', 'sha512', 'sha3-256', 'md5', 'shake128']),
+      );
       expect(known).not.toContain('blake9');
     });
 
     it('refuses a name listed twice (also in another letter case) with DUPLICATE_ALGORITHM', () => {
-      const { status, code, details } = refusal(request({ algorithms: ['sha256', 'md5', 'SHA256'] }));
+      const { status, code, details } = refusal(
+        request({ algorithms: ['sha256', 'md5', 'SHA256'] }),
+      );
       expect([status, code]).toEqual([HttpStatus.BAD_REQUEST, 'DUPLICATE_ALGORITHM']);
       expect(details).toEqual({ duplicates: ['sha256'] });
     });
@@ -66,7 +72,9 @@ describe('JobRequestValidator', () => {
 
   describe('outputLength', () => {
     it('is kept for XOFs', () => {
-      const checked = validator.check(request({ algorithms: ['shake128', 'ascon-xof128'], outputLength: 100 }));
+      const checked = validator.check(
+        request({ algorithms: ['shake128', 'ascon-xof128'], outputLength: 100 }),
+      );
       expect(checked.options).toEqual({ outputLength: 100 });
     });
 
@@ -83,7 +91,9 @@ describe('JobRequestValidator', () => {
 
   describe('customization', () => {
     it('is kept, lower-cased, for a customizable algorithm', () => {
-      const checked = validator.check(request({ algorithms: ['ascon-cxof128'], customization: 'CAFE01' }));
+      const checked = validator.check(
+        request({ algorithms: ['ascon-cxof128'], customization: 'CAFE01' }),
+      );
       expect(checked.options).toEqual({ customization: 'cafe01' });
     });
 
@@ -104,7 +114,10 @@ describe('JobRequestValidator', () => {
       const sha256 = hexOf('sha256');
       const sha512 = hexOf('sha512');
       const checked = validator.check(
-        request({ algorithms: ['sha256', 'sha512'], expected: { SHA256: sha256.toUpperCase(), sha512 } }),
+        request({
+          algorithms: ['sha256', 'sha512'],
+          expected: { SHA256: sha256.toUpperCase(), sha512 },
+        }),
       );
       expect(checked.options).toEqual({ expected: { sha256, sha512 } });
     });
@@ -112,16 +125,25 @@ describe('JobRequestValidator', () => {
     it('of an XOF have outputLength bytes, or the default length without one', () => {
       const shake = createHash('shake128', { outputLength: 48 }).update('hashq').digest('hex');
       expect(
-        validator.check(request({ algorithms: ['shake128'], outputLength: 48, expected: { shake128: shake } })).options,
+        validator.check(
+          request({ algorithms: ['shake128'], outputLength: 48, expected: { shake128: shake } }),
+        ).options,
       ).toEqual({ outputLength: 48, expected: { shake128: shake } });
-      const { code, details } = refusal(request({ algorithms: ['shake128'], expected: { shake128: shake } }));
-      expect([code, details]).toEqual(['INVALID_EXPECTED_DIGEST', { algorithm: 'shake128', length: 32 }]);
+      const { code, details } = refusal(
+        request({ algorithms: ['shake128'], expected: { shake128: shake } }),
+      );
+      expect([code, details]).toEqual([
+        'INVALID_EXPECTED_DIGEST',
+        { algorithm: 'shake128', length: 32 },
+      ]);
     });
 
     it('are refused with INVALID_EXPECTED_DIGEST when too short, too long, not hex or not a string', () => {
       const md5 = hexOf('md5');
       for (const bad of [md5.slice(2), `${md5}00`, `${md5.slice(1)}g`, 42, null]) {
-        const { status, code, details } = refusal(request({ algorithms: ['md5'], expected: { md5: bad } }));
+        const { status, code, details } = refusal(
+          request({ algorithms: ['md5'], expected: { md5: bad } }),
+        );
         expect([status, code, details]).toEqual([
           HttpStatus.BAD_REQUEST,
           'INVALID_EXPECTED_DIGEST',
@@ -131,11 +153,16 @@ describe('JobRequestValidator', () => {
     });
 
     it('are refused with INVALID_EXPECTED_DIGEST for an algorithm the job does not use', () => {
-      const { status, code, details } = refusal(request({ algorithms: ['sha256'], expected: { sha1: hexOf('sha1') } }));
+      const { status, code, details } = refusal(
+        request({ algorithms: ['sha256'], expected: { sha1: hexOf('sha1') } }),
+      );
       expect([status, code]).toEqual([HttpStatus.BAD_REQUEST, 'INVALID_EXPECTED_DIGEST']);
       expect(details).toEqual({ algorithm: 'sha1' });
       const unknown = refusal(request({ algorithms: ['sha256'], expected: { nope: '00' } }));
-      expect([unknown.code, unknown.details]).toEqual(['INVALID_EXPECTED_DIGEST', { algorithm: 'nope' }]);
+      expect([unknown.code, unknown.details]).toEqual([
+        'INVALID_EXPECTED_DIGEST',
+        { algorithm: 'nope' },
+      ]);
     });
   });
 
@@ -147,7 +174,9 @@ describe('JobRequestValidator', () => {
     it('is kept for an S3 source (object or URL) with an algorithm S3 has a checksum of', () => {
       const object = { type: 's3', bucket: 'bucket', key: 'k' };
       for (const source of [object, 's3://bucket/k', ' S3://bucket/k']) {
-        const checked = validator.check(request({ source, algorithms: ['sha512', 'crc64nvme'], s3Checksum: true }));
+        const checked = validator.check(
+          request({ source, algorithms: ['sha512', 'crc64nvme'], s3Checksum: true }),
+        );
         expect(checked.options).toEqual({ s3Checksum: true });
       }
       expect(validator.check(request({ source: object, s3Checksum: false })).options).toEqual({});

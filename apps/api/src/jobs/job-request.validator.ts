@@ -1,7 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { type JobOptions, S3_CHECKSUM_ALGORITHMS } from '@hashq/jobs';
 import type { AlgorithmInfo } from '@hashq/native';
-
-import { S3_CHECKSUM_ALGORITHMS, type JobOptions } from '@hashq/jobs';
+import { Injectable } from '@nestjs/common';
 
 import { AlgorithmsService } from '../algorithms/algorithms.service';
 import { ApiError } from '../common/api-error';
@@ -64,9 +63,15 @@ export class JobRequestValidator {
     const s3 =
       typeof source === 'string'
         ? /^s3:\/\//i.test(source.trim())
-        : typeof source === 'object' && source !== null && (source as { type?: unknown }).type === 's3';
+        : typeof source === 'object' &&
+          source !== null &&
+          (source as { type?: unknown }).type === 's3';
     if (!s3) {
-      throw ApiError.badRequest('S3_CHECKSUM_NOT_SUPPORTED', 's3Checksum applies to s3 sources only', { reason: 'source' });
+      throw ApiError.badRequest(
+        'S3_CHECKSUM_NOT_SUPPORTED',
+        's3Checksum applies to s3 sources only',
+        { reason: 'source' },
+      );
     }
     if (!infos.some((info) => S3_CHECKSUM_ALGORITHMS.includes(info.name))) {
       throw ApiError.badRequest(
@@ -80,18 +85,28 @@ export class JobRequestValidator {
   private resolveAlgorithms(names: string[]): AlgorithmInfo[] {
     const unknown = names.filter((name) => !this.algorithms.find(name));
     if (unknown.length > 0) {
-      throw ApiError.badRequest('UNKNOWN_ALGORITHM', `unknown algorithm(s): ${unknown.join(', ')}`, {
-        unknown,
-        known: this.algorithms.list().map((info) => info.name),
-      });
+      throw ApiError.badRequest(
+        'UNKNOWN_ALGORITHM',
+        `unknown algorithm(s): ${unknown.join(', ')}`,
+        {
+          unknown,
+          known: this.algorithms.list().map((info) => info.name),
+        },
+      );
     }
     const infos = names.map((name) => this.algorithms.find(name) as AlgorithmInfo);
     const seen = new Set<string>();
-    const duplicates = infos.filter((info) => seen.size === seen.add(info.name).size).map((info) => info.name);
+    const duplicates = infos
+      .filter((info) => seen.size === seen.add(info.name).size)
+      .map((info) => info.name);
     if (duplicates.length > 0) {
-      throw ApiError.badRequest('DUPLICATE_ALGORITHM', `algorithm(s) listed twice: ${duplicates.join(', ')}`, {
-        duplicates,
-      });
+      throw ApiError.badRequest(
+        'DUPLICATE_ALGORITHM',
+        `algorithm(s) listed twice: ${duplicates.join(', ')}`,
+        {
+          duplicates,
+        },
+      );
     }
     return infos;
   }
@@ -105,12 +120,20 @@ export class JobRequestValidator {
     for (const [name, value] of Object.entries(expected)) {
       const info = infos.find((candidate) => candidate.name === this.algorithms.find(name)?.name);
       if (!info) {
-        throw ApiError.badRequest('INVALID_EXPECTED_DIGEST', `expected.${name} names an algorithm the job does not use`, {
-          algorithm: name,
-        });
+        throw ApiError.badRequest(
+          'INVALID_EXPECTED_DIGEST',
+          `expected.${name} names an algorithm the job does not use`,
+          {
+            algorithm: name,
+          },
+        );
       }
       const bytes = info.xof && outputLength !== undefined ? outputLength : info.digestLength;
-      if (typeof value !== 'string' || !/^[0-9a-fA-F]*$/.test(value) || value.length !== bytes * 2) {
+      if (
+        typeof value !== 'string' ||
+        !/^[0-9a-fA-F]*$/.test(value) ||
+        value.length !== bytes * 2
+      ) {
         throw ApiError.badRequest(
           'INVALID_EXPECTED_DIGEST',
           `expected.${name} must be ${bytes * 2} hex digits (${bytes} bytes)`,

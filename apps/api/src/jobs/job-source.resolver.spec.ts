@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { HashqConfigModule } from '@hashq/config';
 import { HttpStatus } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pino from 'pino';
-
-import { HashqConfigModule } from '@hashq/config';
 
 import { ApiError, type ApiErrorCode, type ErrorBody } from '../common/api-error';
 import { JobSourceResolver } from './job-source.resolver';
@@ -24,7 +23,9 @@ describe('JobSourceResolver', () => {
   const bytes = Buffer.from('twelve bytes');
 
   /** The status, code and details of the ApiError `resolve` rejects with: what the client gets. */
-  const refusal = async (source: unknown): Promise<{ status: number; code: ApiErrorCode; details: unknown }> => {
+  const refusal = async (
+    source: unknown,
+  ): Promise<{ status: number; code: ApiErrorCode; details: unknown }> => {
     const err = await resolver.resolve(source).then(
       () => new Error('the source was accepted'),
       (error: unknown) => error,
@@ -85,9 +86,18 @@ describe('JobSourceResolver', () => {
     });
 
     it('are refused with 403 PATH_OUTSIDE_ROOTS outside the roots, through "..", a link or a link loop', async () => {
-      for (const path of [outside, `${root}/../outside.bin`, join(root, 'outside-link'), join(root, 'loop-a')]) {
+      for (const path of [
+        outside,
+        `${root}/../outside.bin`,
+        join(root, 'outside-link'),
+        join(root, 'loop-a'),
+      ]) {
         const { status, code, details } = await refusal({ type: 'file', path });
-        expect([status, code, details]).toEqual([HttpStatus.FORBIDDEN, 'PATH_OUTSIDE_ROOTS', { path }]);
+        expect([status, code, details]).toEqual([
+          HttpStatus.FORBIDDEN,
+          'PATH_OUTSIDE_ROOTS',
+          { path },
+        ]);
       }
     });
 
@@ -129,7 +139,11 @@ describe('JobSourceResolver', () => {
       ['a space around the URL', ' file:///data/file.bin'],
     ])('are refused with 400 INVALID_SOURCE for %s', async (_, source) => {
       const { status, code, details } = await refusal(source);
-      expect([status, code, details]).toEqual([HttpStatus.BAD_REQUEST, 'INVALID_SOURCE', { source }]);
+      expect([status, code, details]).toEqual([
+        HttpStatus.BAD_REQUEST,
+        'INVALID_SOURCE',
+        { source },
+      ]);
     });
   });
 
@@ -139,38 +153,62 @@ describe('JobSourceResolver', () => {
         ref: { type: 'http', url: 'https://example.com/a%20b?x=1' },
         size: null,
       });
-      const http = { type: 'http', url: 'http://minio.internal/o', headers: { Authorization: 'Bearer t' } };
+      const http = {
+        type: 'http',
+        url: 'http://minio.internal/o',
+        headers: { Authorization: 'Bearer t' },
+      };
       expect(await resolver.resolve(http)).toEqual({ ref: http, size: null });
       expect(await resolver.resolve('s3://bucket/dir/a%20b')).toEqual({
         ref: { type: 's3', bucket: 'bucket', key: 'dir/a b' },
         size: null,
       });
-      expect(await resolver.resolve({ type: 's3', bucket: 'bucket', key: 'k', versionId: 'v1' })).toEqual({
+      expect(
+        await resolver.resolve({ type: 's3', bucket: 'bucket', key: 'k', versionId: 'v1' }),
+      ).toEqual({
         ref: { type: 's3', bucket: 'bucket', key: 'k', versionId: 'v1' },
         size: null,
       });
     });
 
     it('are refused with 403 SOURCE_ADDRESS_FORBIDDEN for an internal address not in HASHQ_ALLOW_HOSTS', async () => {
-      const internal = ['http://127.0.0.1/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://10.2.0.1/x'];
+      const internal = [
+        'http://127.0.0.1/x',
+        'http://169.254.169.254/latest',
+        'http://[::1]/x',
+        'http://10.2.0.1/x',
+      ];
       for (const url of internal) {
         const { status, code } = await refusal(url);
         expect([status, code]).toEqual([HttpStatus.FORBIDDEN, 'SOURCE_ADDRESS_FORBIDDEN']);
       }
-      expect((await resolver.resolve('http://10.1.2.3/x')).ref).toEqual({ type: 'http', url: 'http://10.1.2.3/x' });
+      expect((await resolver.resolve('http://10.1.2.3/x')).ref).toEqual({
+        type: 'http',
+        url: 'http://10.1.2.3/x',
+      });
     });
 
     it.each([
       ['an http URL that is no URL', { type: 'http', url: 'http://' }],
       ['an http source of another scheme', { type: 'http', url: 'ftp://example.com/x' }],
-      ['an http source with unknown fields', { type: 'http', url: 'https://example.com', method: 'POST' }],
-      ['a header with a newline', { type: 'http', url: 'https://example.com', headers: { 'x-a': 'b\r\nc' } }],
+      [
+        'an http source with unknown fields',
+        { type: 'http', url: 'https://example.com', method: 'POST' },
+      ],
+      [
+        'a header with a newline',
+        { type: 'http', url: 'https://example.com', headers: { 'x-a': 'b\r\nc' } },
+      ],
       ['an s3 URL without a key', 's3://bucket'],
       ['an invalid bucket name', { type: 's3', bucket: 'B', key: 'k' }],
       ['an empty key', { type: 's3', bucket: 'bucket', key: '' }],
     ])('are refused with 400 INVALID_SOURCE for %s', async (_, source) => {
       const { status, code, details } = await refusal(source);
-      expect([status, code, details]).toEqual([HttpStatus.BAD_REQUEST, 'INVALID_SOURCE', { source }]);
+      expect([status, code, details]).toEqual([
+        HttpStatus.BAD_REQUEST,
+        'INVALID_SOURCE',
+        { source },
+      ]);
     });
   });
 });

@@ -1,8 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
-
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import type { SourceRef } from '@hashq/jobs';
 import {
@@ -13,6 +11,7 @@ import {
   SourceError,
   type SourceErrorCode,
 } from '@hashq/sources';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { ApiError, type ApiErrorCode } from '../common/api-error';
 
@@ -35,7 +34,8 @@ const STATUS_BY_CODE = {
   SOURCE_READ_FAILED: HttpStatus.SERVICE_UNAVAILABLE,
 } satisfies Partial<Record<SourceErrorCode & ApiErrorCode, HttpStatus>>;
 
-const isFileRefusal = (code: string): code is keyof typeof STATUS_BY_CODE => Object.hasOwn(STATUS_BY_CODE, code);
+const isFileRefusal = (code: string): code is keyof typeof STATUS_BY_CODE =>
+  Object.hasOwn(STATUS_BY_CODE, code);
 
 const invalid = (message: string, source: unknown): ApiError =>
   ApiError.badRequest('INVALID_SOURCE', message, { source });
@@ -92,7 +92,10 @@ export class JobSourceResolver {
     } else if (typeof source === 'object' && source !== null && !Array.isArray(source)) {
       const { type, path: objectPath, ...rest } = source as Record<string, unknown>;
       if (type !== 'file') {
-        throw invalid(`unsupported source type ${JSON.stringify(type ?? null)}: expected "file", "http" or "s3"`, source);
+        throw invalid(
+          `unsupported source type ${JSON.stringify(type ?? null)}: expected "file", "http" or "s3"`,
+          source,
+        );
       }
       const unknownFields = Object.keys(rest);
       if (unknownFields.length > 0) {
@@ -100,9 +103,13 @@ export class JobSourceResolver {
       }
       path = objectPath;
     } else {
-      throw invalid('source must be an object {"type":"file","path":...} or a "file://" URL string', source);
+      throw invalid(
+        'source must be an object {"type":"file","path":...} or a "file://" URL string',
+        source,
+      );
     }
-    if (typeof path !== 'string' || path.length === 0) throw invalid('source.path must be a non-empty string', source);
+    if (typeof path !== 'string' || path.length === 0)
+      throw invalid('source.path must be a non-empty string', source);
     if (path.includes('\0')) throw invalid('source.path must not contain NUL', source);
     if (!isAbsolute(path)) throw invalid('source.path must be an absolute path', source);
     return path;
@@ -118,8 +125,10 @@ export class JobSourceResolver {
     } catch {
       throw invalid('source string must be a file:// URL', text);
     }
-    if (url.protocol !== 'file:') throw invalid(`unsupported source URL scheme "${url.protocol}"`, text);
-    if (url.hostname !== '' && url.hostname !== 'localhost') throw invalid('file URL must not name a remote host', text);
+    if (url.protocol !== 'file:')
+      throw invalid(`unsupported source URL scheme "${url.protocol}"`, text);
+    if (url.hostname !== '' && url.hostname !== 'localhost')
+      throw invalid('file URL must not name a remote host', text);
     if (url.search || url.hash) throw invalid('file URL must not have a query or fragment', text);
     try {
       return fileURLToPath(url);

@@ -1,7 +1,6 @@
 import type { JobEntity } from '@hashq/database';
-import { publicSource } from '@hashq/sources';
-
 import type { DigestValue } from '@hashq/jobs';
+import { publicSource } from '@hashq/sources';
 
 import type { DigestResponse, JobResponse, S3ChecksumResponse } from './dto/job.response';
 
@@ -54,7 +53,11 @@ export function toJobResponse(job: JobEntity): JobResponse {
     digests,
     ...(job.options.s3Checksum ? { s3Checksum } : {}),
     error: job.errorCode
-      ? { code: job.errorCode, message: job.errorMessage ?? '', details: job.errorDetails ?? undefined }
+      ? {
+          code: job.errorCode,
+          message: job.errorMessage ?? '',
+          details: job.errorDetails ?? undefined,
+        }
       : null,
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),

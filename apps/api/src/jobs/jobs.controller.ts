@@ -1,4 +1,15 @@
-import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Param, Post, Query, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Post,
+  Query,
+  Res,
+} from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -32,7 +43,10 @@ export class JobsController {
     required: false,
     description: 'Same key and same body → the same job; same key, different body → 409',
   })
-  @ApiAcceptedResponse({ type: JobResponse, description: 'The job, queued (or the earlier one for a replayed Idempotency-Key)' })
+  @ApiAcceptedResponse({
+    type: JobResponse,
+    description: 'The job, queued (or the earlier one for a replayed Idempotency-Key)',
+  })
   @ApiBadRequestResponse({
     description:
       'MALFORMED_JSON, INVALID_BODY, VALIDATION_FAILED, UNKNOWN_ALGORITHM, DUPLICATE_ALGORITHM, ' +
@@ -42,7 +56,9 @@ export class JobsController {
   @ApiForbiddenResponse({
     description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN. ${ERROR_SHAPE}`,
   })
-  @ApiUnprocessableEntityResponse({ description: `SOURCE_NOT_FOUND, NOT_A_REGULAR_FILE. ${ERROR_SHAPE}` })
+  @ApiUnprocessableEntityResponse({
+    description: `SOURCE_NOT_FOUND, NOT_A_REGULAR_FILE. ${ERROR_SHAPE}`,
+  })
   @ApiConflictResponse({ description: `IDEMPOTENCY_KEY_REUSED. ${ERROR_SHAPE}` })
   @ApiServiceUnavailableResponse({
     description: `DATABASE_UNAVAILABLE, SOURCE_READ_FAILED (the file system failed; retry). ${ERROR_SHAPE}`,
@@ -60,7 +76,9 @@ export class JobsController {
 
   @Get()
   @ApiOkResponse({ type: JobListResponse, description: 'Newest first' })
-  @ApiBadRequestResponse({ description: `VALIDATION_FAILED (status, limit, cursor). ${ERROR_SHAPE}` })
+  @ApiBadRequestResponse({
+    description: `VALIDATION_FAILED (status, limit, cursor). ${ERROR_SHAPE}`,
+  })
   list(@Query() query: ListJobsQuery): Promise<JobListResponse> {
     return this.jobs.list(query);
   }
@@ -73,11 +91,23 @@ export class JobsController {
   }
 
   @Post(':id/cancel')
-  @ApiOkResponse({ type: JobResponse, description: 'The job is canceled (it was queued, or already canceled)' })
-  @ApiAcceptedResponse({ type: JobResponse, description: 'The job is running: it stops within one chunk (its hash states are deleted when it ends)' })
+  @ApiOkResponse({
+    type: JobResponse,
+    description: 'The job is canceled (it was queued, or already canceled)',
+  })
+  @ApiAcceptedResponse({
+    type: JobResponse,
+    description:
+      'The job is running: it stops within one chunk (its hash states are deleted when it ends)',
+  })
   @ApiNotFoundResponse({ description: `JOB_NOT_FOUND. ${ERROR_SHAPE}` })
-  @ApiConflictResponse({ description: `JOB_FINISHED: the job already succeeded or failed. ${ERROR_SHAPE}` })
-  async cancel(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<JobResponse> {
+  @ApiConflictResponse({
+    description: `JOB_FINISHED: the job already succeeded or failed. ${ERROR_SHAPE}`,
+  })
+  async cancel(
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobResponse> {
     const { job, canceled } = await this.jobs.cancel(id);
     res.status(canceled ? HttpStatus.OK : HttpStatus.ACCEPTED);
     return job;

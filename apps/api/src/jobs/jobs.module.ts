@@ -1,6 +1,5 @@
-import { Module } from '@nestjs/common';
-
 import { HashQueueModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
+import { Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from '../algorithms/algorithms.module';
 import { JobRequestValidator } from './job-request.validator';

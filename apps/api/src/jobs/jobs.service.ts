@@ -1,22 +1,27 @@
 import { createHash } from 'node:crypto';
 
+import { HASHQ_LOGGER } from '@hashq/config';
+import type { JobEntity } from '@hashq/database';
+import {
+  HASH_QUEUE,
+  type HashJobData,
+  hashJobOptions,
+  JobsRepository,
+  withTimeout,
+} from '@hashq/jobs';
 import { InjectQueue } from '@nestjs/bullmq';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
-
-import { HASHQ_LOGGER } from '@hashq/config';
-import type { JobEntity } from '@hashq/database';
-import { HASH_QUEUE, type HashJobData, JobsRepository, hashJobOptions, withTimeout } from '@hashq/jobs';
 
 import { ApiError } from '../common/api-error';
 import { decodeCursor, encodeCursor, isUuid } from './cursor';
 import type { CreateJobDto } from './dto/create-job.dto';
 import type { JobListResponse, JobResponse } from './dto/job.response';
 import { DEFAULT_PAGE_SIZE, type ListJobsQuery } from './dto/list-jobs.query';
+import { toJobResponse } from './job.view';
 import { JobRequestValidator } from './job-request.validator';
 import { JobSourceResolver } from './job-source.resolver';
-import { toJobResponse } from './job.view';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** How long a submit waits for Redis before answering anyway (the reconciler enqueues later). */
@@ -52,12 +57,21 @@ export class JobsService {
 
   /** Records the job in PostgreSQL (the truth), then dispatches it through BullMQ. */
   async submit(dto: CreateJobDto, idempotencyKey?: string): Promise<SubmitResult> {
-    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)) {
-      throw ApiError.badRequest('INVALID_IDEMPOTENCY_KEY', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`);
+    if (
+      idempotencyKey !== undefined &&
+      (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
+    ) {
+      throw ApiError.badRequest(
+        'INVALID_IDEMPOTENCY_KEY',
+        `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
+      );
     }
     const checked = this.validator.check(dto);
     const source = await this.sources.resolve(dto.source);
-    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(canonicalJson(dto)).digest('hex');
+    const requestHash =
+      idempotencyKey === undefined
+        ? undefined
+        : createHash('sha256').update(canonicalJson(dto)).digest('hex');
 
     const result = await this.jobs.insert({
       source: source.ref,
@@ -104,9 +118,14 @@ export class JobsService {
       case 'not-found':
         throw this.notFound(id);
       case 'already-finished':
-        throw new ApiError(HttpStatus.CONFLICT, 'JOB_FINISHED', `job already ${result.job.status}`, {
-          status: result.job.status,
-        });
+        throw new ApiError(
+          HttpStatus.CONFLICT,
+          'JOB_FINISHED',
+          `job already ${result.job.status}`,
+          {
+            status: result.job.status,
+          },
+        );
       case 'canceled':
         await this.removeFromQueue(id);
         return { job: toJobResponse(result.job), canceled: true };
@@ -131,10 +150,17 @@ export class JobsService {
    */
   private async enqueue(job: JobEntity): Promise<void> {
     try {
-      const added = this.queue.add('hash', { jobId: job.id }, hashJobOptions(job.id, job.options.priority));
+      const added = this.queue.add(
+        'hash',
+        { jobId: job.id },
+        hashJobOptions(job.id, job.options.priority),
+      );
       await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');
     } catch (err) {
-      this.logger.warn({ jobId: job.id, err }, 'enqueue failed; the job stays queued in PostgreSQL');
+      this.logger.warn(
+        { jobId: job.id, err },
+        'enqueue failed; the job stays queued in PostgreSQL',
+      );
     }
   }
 

@@ -1,6 +1,5 @@
-import { Module } from '@nestjs/common';
-
 import { HashQueueModule, JobStoreModule } from '@hashq/jobs';
+import { Module } from '@nestjs/common';
 
 import { MetricsController } from './metrics.controller';
 import { MetricsService } from './metrics.service';

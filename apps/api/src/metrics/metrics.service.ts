@@ -1,15 +1,20 @@
+import { HASH_QUEUE, JobsRepository, METRIC_NAMES, withTimeout } from '@hashq/jobs';
 import { InjectQueue } from '@nestjs/bullmq';
 import { Injectable } from '@nestjs/common';
 import type { Queue } from 'bullmq';
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-
-import { HASH_QUEUE, JobsRepository, METRIC_NAMES, withTimeout } from '@hashq/jobs';
-
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
 
 const REDIS_TIMEOUT_MS = 2000;
 
 /** BullMQ states reported as queue depth. */
-const QUEUE_STATES = ['waiting', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
+const QUEUE_STATES = [
+  'waiting',
+  'prioritized',
+  'active',
+  'delayed',
+  'failed',
+  'completed',
+] as const;
 
 /**
  * Prometheus metrics of the API process. Job figures are read from PostgreSQL at scrape time, so
@@ -60,7 +65,11 @@ export class MetricsService {
       registers: [this.registry],
       async collect() {
         try {
-          const counts = await withTimeout(queue.getJobCounts(...QUEUE_STATES), REDIS_TIMEOUT_MS, 'redis');
+          const counts = await withTimeout(
+            queue.getJobCounts(...QUEUE_STATES),
+            REDIS_TIMEOUT_MS,
+            'redis',
+          );
           for (const state of QUEUE_STATES) this.set({ state }, counts[state] ?? 0);
         } catch {
           this.reset();

@@ -1,7 +1,12 @@
-import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import type { Logger } from 'pino';
-import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { BenchmarkRepository } from '@hashq/bench';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
+import {
+  Inject,
+  Injectable,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
+import type { Logger } from 'pino';
 
 /**
  * Tells the API that a benchmark worker of this architecture is alive: benchmark_workers.seen_at,
@@ -20,7 +25,10 @@ export class BenchmarkPresence implements OnApplicationBootstrap, OnModuleDestro
 
   async onApplicationBootstrap(): Promise<void> {
     await this.report();
-    this.timer = setInterval(() => void this.report(), (this.config.benchmarkWorkerTimeoutSeconds * 1000) / 4);
+    this.timer = setInterval(
+      () => void this.report(),
+      (this.config.benchmarkWorkerTimeoutSeconds * 1000) / 4,
+    );
   }
 
   onModuleDestroy(): void {
@@ -31,7 +39,10 @@ export class BenchmarkPresence implements OnApplicationBootstrap, OnModuleDestro
     try {
       await this.runs.recordWorker(process.arch);
     } catch (err) {
-      this.log.warn({ arch: process.arch, err: (err as Error).message }, 'could not record the benchmark worker');
+      this.log.warn(
+        { arch: process.arch, err: (err as Error).message },
+        'could not record the benchmark worker',
+      );
     }
   }
 }

@@ -1,9 +1,10 @@
-import { Module } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
 import { benchmarkQueueName, BenchmarkRepository } from '@hashq/bench';
 import { rowsSqlProvider } from '@hashq/database';
-import { BenchmarkPresence } from './benchmark-presence.js';
-import { BenchmarkProcessor } from './benchmark.processor.js';
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+
+import { BenchmarkProcessor } from './benchmark.processor';
+import { BenchmarkPresence } from './benchmark-presence';
 
 /** The benchmark consumer of this worker's architecture, and its presence for the API. */
 @Module({

@@ -1,15 +1,15 @@
-import { Inject } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
-import type { Job } from 'bullmq';
-import type { Logger } from 'pino';
-import { HASHQ_LOGGER } from '@hashq/config';
 import {
+  type BenchmarkJobData,
   benchmarkQueueName,
   BenchmarkRepository,
-  runBenchmark,
-  type BenchmarkJobData,
   type Provider,
+  runBenchmark,
 } from '@hashq/bench';
+import { HASHQ_LOGGER } from '@hashq/config';
+import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import type { Job } from 'bullmq';
+import type { Logger } from 'pino';
 
 /**
  * Runs benchmark jobs of this worker's CPU architecture (queue bench-<process.arch>),

@@ -10,14 +10,18 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const data = path.join(__dirname, '..', 'data');
-const [page = path.join(data, 'ebash-nistlwc-riscv64-u54.txt'), out = path.join(data, 'ebash-u54.json')] =
-  process.argv.slice(2);
+const [
+  page = path.join(data, 'ebash-nistlwc-riscv64-u54.txt'),
+  out = path.join(data, 'ebash-u54.json'),
+] = process.argv.slice(2);
 const text = fs.readFileSync(page, 'utf8');
 const machine = /Measurements of NISTLWC hash candidates on one machine: (.*)/.exec(text)[1].trim();
 const version = /\[Page version: ([^\]]+)\]/.exec(text)[1];
 const tables = {};
 // "Cycles/byte for <len> 25% 50% 75% hash q1 q2 q3 name q1 q2 q3 name ..."
-for (const m of text.matchAll(/^Cycles\/byte for (long messages|\d+ bytes) 25% 50% 75% hash (.*)$/gm)) {
+for (const m of text.matchAll(
+  /^Cycles\/byte for (long messages|\d+ bytes) 25% 50% 75% hash (.*)$/gm,
+)) {
   const key = m[1] === 'long messages' ? 'long' : m[1].split(' ')[0];
   const tokens = m[2].trim().split(/\s+/);
   if (tokens.length % 4 !== 0) throw new Error(`table ${key}: ${tokens.length} tokens`);
@@ -30,7 +34,8 @@ for (const m of text.matchAll(/^Cycles\/byte for (long messages|\d+ bytes) 25% 5
   tables[key] = rows;
 }
 const doc = {
-  source: 'eBASH (eBACS, ECRYPT Benchmarking of All Submitted Hashes), NISTLWC finalists page, ' +
+  source:
+    'eBASH (eBACS, ECRYPT Benchmarking of All Submitted Hashes), NISTLWC finalists page, ' +
     `page version ${version}; derived from libs/native/bench/data/${path.basename(page)}`,
   machine,
   unit: 'cycles/byte (quartiles of many measurements)',

@@ -57,11 +57,18 @@ function classify(file: string): KatFile {
     if (!algorithm) throw new Error(`KAT file of unknown algorithm: ${file}`);
     return { file, algorithm, kind: 'lwc' };
   }
-  const m = /^(SHA1|SHA256|SHA512|SHA3_256|SHAKE128|SHAKE256)(ShortMsg|LongMsg|VariableOut|Monte)\.rsp$/.exec(base);
+  const m =
+    /^(SHA1|SHA256|SHA512|SHA3_256|SHAKE128|SHAKE256)(ShortMsg|LongMsg|VariableOut|Monte)\.rsp$/.exec(
+      base,
+    );
   if (!m) throw new Error(`KAT file of unknown kind: ${file}`);
   const algorithm = RSP_ALGORITHMS[m[1]];
   if (m[2] !== 'Monte') return { file, algorithm, kind: 'cavp' };
-  const kind = m[1].startsWith('SHAKE') ? 'monte-shake' : m[1] === 'SHA3_256' ? 'monte-sha3' : 'monte-sha2';
+  const kind = m[1].startsWith('SHAKE')
+    ? 'monte-shake'
+    : m[1] === 'SHA3_256'
+      ? 'monte-sha3'
+      : 'monte-sha2';
   return { file, algorithm, kind };
 }
 
@@ -151,10 +158,12 @@ export function vectorsOf(kat: KatFile, text: string): KatVector[] {
     }
     if (f.Msg === undefined) continue; // e.g. the header block
     const expected = hex(f.MD ?? f.Output);
-    if (f.Len !== undefined && Number(f.Len) % 8 !== 0) throw new Error(`${kat.file}:${r.line}: bit length`);
+    if (f.Len !== undefined && Number(f.Len) % 8 !== 0)
+      throw new Error(`${kat.file}:${r.line}: bit length`);
     // Len is in bits; "Msg = 00" stands for the empty message when Len = 0.
     const msg = f.Len === '0' ? Buffer.alloc(0) : hex(f.Msg);
-    if (f.Len !== undefined && msg.length * 8 !== Number(f.Len)) throw new Error(`${kat.file}:${r.line}: Len`);
+    if (f.Len !== undefined && msg.length * 8 !== Number(f.Len))
+      throw new Error(`${kat.file}:${r.line}: Len`);
     const outLen = f.Outputlen !== undefined ? Number(f.Outputlen) / 8 : expected.length;
     out.push({ label: `${kat.file}:${r.line}`, msg, outLen, expected });
   }
@@ -168,7 +177,11 @@ export function readKatFile(file: string, dir = KAT_DIR): string {
 
 /** Checks one file; returns the labels of failing vectors (empty = pass)
  * and the number of vectors checked. */
-export function checkKatFile(kat: KatFile, h: HashFn, dir = KAT_DIR): { checked: number; failures: string[] } {
+export function checkKatFile(
+  kat: KatFile,
+  h: HashFn,
+  dir = KAT_DIR,
+): { checked: number; failures: string[] } {
   const text = readKatFile(kat.file, dir);
   switch (kat.kind) {
     case 'lwc':
@@ -233,7 +246,11 @@ function monteSha3(kat: KatFile, text: string, h: HashFn): { checked: number; fa
 
 /** SHA3VS SHAKE: M = first 16 bytes of the previous output (zero-padded);
  * the next output length comes from its last two bytes. */
-function monteShake(kat: KatFile, text: string, h: HashFn): { checked: number; failures: string[] } {
+function monteShake(
+  kat: KatFile,
+  text: string,
+  h: HashFn,
+): { checked: number; failures: string[] } {
   const records = parseRecords(text);
   const first = records[0].params;
   const minBytes = Number(first['Minimum Output Length (bits)']) / 8;

@@ -1,6 +1,6 @@
 /** The library under test, seen through the KAT helpers' HashFn shape. */
 import * as lib from '../../lib';
-import { HashFn, KatFile, checkKatFile, listKatFiles } from './kat';
+import { checkKatFile, HashFn, KatFile, listKatFiles } from './kat';
 
 /** One call: hash(). */
 export const oneShot: HashFn = (algorithm, msg, outLen, custom) =>
@@ -35,7 +35,12 @@ export function runKats(files: KatFile[] = listKatFiles()): KatResult[] {
     if (!kat.kind.startsWith('monte')) {
       failures.push(...checkKatFile(kat, streamed).failures.map((f) => `streamed ${f}`));
     }
-    results.push({ file: kat.file, algorithm: kat.algorithm, checked: one.checked, failures: failures.slice(0, 10) });
+    results.push({
+      file: kat.file,
+      algorithm: kat.algorithm,
+      checked: one.checked,
+      failures: failures.slice(0, 10),
+    });
   }
   return results;
 }

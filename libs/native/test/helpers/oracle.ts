@@ -6,7 +6,16 @@
 import * as crypto from 'node:crypto';
 import * as zlib from 'node:zlib';
 
-const NODE_NAMES = new Set(['sha1', 'sha224', 'sha256', 'sha384', 'sha512', 'sha3-256', 'sha3-512', 'md5']);
+const NODE_NAMES = new Set([
+  'sha1',
+  'sha224',
+  'sha256',
+  'sha384',
+  'sha512',
+  'sha3-256',
+  'sha3-512',
+  'md5',
+]);
 const NODE_XOFS = new Set(['shake128', 'shake256']);
 
 export function hasOracle(algorithm: string): boolean {
@@ -29,7 +38,11 @@ export function oracle(algorithm: string, msg: Uint8Array, outLen?: number): Buf
 
 /** Deterministic PRNG (mulberry32), so a failing case can be replayed:
  * the seed is printed with every failure. */
-export function prng(seed: number): { next(): number; int(n: number): number; bytes(n: number): Buffer } {
+export function prng(seed: number): {
+  next(): number;
+  int(n: number): number;
+  bytes(n: number): Buffer;
+} {
   let s = seed >>> 0;
   const next = (): number => {
     s = (s + 0x6d2b79f5) >>> 0;

@@ -19,9 +19,16 @@ export function runChild<T>(
   if (typeof impl === 'object') env.HASHQ_NATIVE_DISABLE = impl.disable.join(',');
   const r = spawnSync(
     process.execPath,
-    [...nodeFlags, '-r', path.join(__dirname, 'register.js'), path.join(__dirname, 'child.ts'), command],
+    [
+      ...nodeFlags,
+      '-r',
+      path.join(__dirname, 'register.js'),
+      path.join(__dirname, 'child.ts'),
+      command,
+    ],
     { input: JSON.stringify(input ?? null), env, encoding: 'utf8', maxBuffer: 64 << 20 },
   );
-  if (r.status !== 0) throw new Error(`child ${command} failed (${r.status ?? r.signal}): ${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`child ${command} failed (${r.status ?? r.signal}): ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }

@@ -33,7 +33,8 @@ function optionsFor(info, rnd) {
   return o;
 }
 
-const oneShot = (name, msg, outLen, custom) => lib.hash(name, msg, { length: outLen, customization: custom });
+const oneShot = (name, msg, outLen, custom) =>
+  lib.hash(name, msg, { length: outLen, customization: custom });
 
 /** Serialize after the first third, restore without naming the algorithm,
  * continue: the streamed form of one vector. */
@@ -57,7 +58,10 @@ function runKats(dir, every, t, paths) {
     // each path asked for must be dispatched here, or nothing would run on it
     const here = new Set(lib.algorithms().map((a) => lib.implementation(a.name)));
     for (const p of paths) {
-      t.check(here.has(p), `no algorithm on the ${p} path (CPU features: ${lib.cpuFeatures().detected})`);
+      t.check(
+        here.has(p),
+        `no algorithm on the ${p} path (CPU features: ${lib.cpuFeatures().detected})`,
+      );
     }
   }
   for (const file of kat.listKatFiles(dir)) {
@@ -74,12 +78,20 @@ function runKats(dir, every, t, paths) {
       const text = kat.readKatFile(file.file, dir);
       const vectors = kat.vectorsOf(file, text);
       vectors.forEach((v, i) => {
-        t.check(oneShot(file.algorithm, v.msg, v.outLen, v.custom).equals(v.expected), `${v.label} one-shot`);
+        t.check(
+          oneShot(file.algorithm, v.msg, v.outLen, v.custom).equals(v.expected),
+          `${v.label} one-shot`,
+        );
         if (i % every !== 0 && i !== vectors.length - 1) return;
-        t.check(streamed(file.algorithm, v.msg, v.outLen, v.custom).equals(v.expected), `${v.label} streamed`);
+        t.check(
+          streamed(file.algorithm, v.msg, v.outLen, v.custom).equals(v.expected),
+          `${v.label} streamed`,
+        );
       });
     }
-    console.log(`  ${file.algorithm.padEnd(20)} ${String(t.passed + t.failed - before).padStart(6)} checks  ${file.file}`);
+    console.log(
+      `  ${file.algorithm.padEnd(20)} ${String(t.passed + t.failed - before).padStart(6)} checks  ${file.file}`,
+    );
   }
 }
 
@@ -103,9 +115,15 @@ function runProperties(seed, cases, t) {
         h.update(msg.subarray(at, at + step));
         at += step;
         const state = h.serialize();
-        h = rnd.below(3) === 0 ? lib.Hasher.restore(state).copy() : lib.Hasher.restore(state, info.name);
+        h =
+          rnd.below(3) === 0
+            ? lib.Hasher.restore(state).copy()
+            : lib.Hasher.restore(state, info.name);
       }
-      t.check(h.bytesHashed === msg.length && h.digest().equals(want), `${info.name} seed ${seed} case ${c} (len ${msg.length})`);
+      t.check(
+        h.bytesHashed === msg.length && h.digest().equals(want),
+        `${info.name} seed ${seed} case ${c} (len ${msg.length})`,
+      );
     }
     // every split point of a message a little over two blocks long
     const opts = optionsFor(info, rnd);
@@ -156,7 +174,11 @@ function writeStates(file, seed) {
 }
 
 /** The code path of every algorithm here, e.g. "sha256:zknh,…". */
-const pathsHere = () => lib.algorithms().map((a) => `${a.name}:${lib.implementation(a.name)}`).join(',');
+const pathsHere = () =>
+  lib
+    .algorithms()
+    .map((a) => `${a.name}:${lib.implementation(a.name)}`)
+    .join(',');
 
 /** Restores each state written on another architecture (or on other code
  * paths of this one) and finishes it: the digest must equal the writer's
@@ -165,7 +187,9 @@ const pathsHere = () => lib.algorithms().map((a) => `${a.name}:${lib.implementat
 function checkStates(file, t) {
   const doc = JSON.parse(fs.readFileSync(file, 'utf8'));
   if (doc.arch === process.arch && doc.paths === pathsHere()) {
-    throw new Error(`${file} was written on this architecture (${doc.arch}) by the same code paths`);
+    throw new Error(
+      `${file} was written on this architecture (${doc.arch}) by the same code paths`,
+    );
   }
   if (doc.entries.length === 0) throw new Error(`${file} holds no states`);
   const algos = new Set();
@@ -183,18 +207,31 @@ function checkStates(file, t) {
     const want = Buffer.from(e.digest, 'hex');
     let finished;
     try {
-      finished = lib.Hasher.restore(Buffer.from(e.state, 'hex'), e.algorithm).update(msg.subarray(e.split)).digest();
+      finished = lib.Hasher.restore(Buffer.from(e.state, 'hex'), e.algorithm)
+        .update(msg.subarray(e.split))
+        .digest();
     } catch (err) {
       finished = Buffer.from(`${err.code ?? err.message}`);
     }
-    t.check(finished.equals(want), `${label}: finished digest (${finished.length === want.length ? 'differs' : finished})`);
-    t.check(lib.hash(e.algorithm, msg, { ...opts, length: opts.outputLength }).equals(want), `${label}: one-shot here`);
+    t.check(
+      finished.equals(want),
+      `${label}: finished digest (${finished.length === want.length ? 'differs' : finished})`,
+    );
+    t.check(
+      lib.hash(e.algorithm, msg, { ...opts, length: opts.outputLength }).equals(want),
+      `${label}: one-shot here`,
+    );
     const mine = lib.createHasher(e.algorithm, opts).update(msg.subarray(0, e.split)).serialize();
     t.check(mine.toString('hex') === e.state, `${label}: same state bytes`);
   }
   const missing = lib.algorithms().filter((a) => !algos.has(a.name));
-  t.check(missing.length === 0, `algorithms without a cross-architecture state: ${missing.map((a) => a.name).join(' ')}`);
-  console.log(`  ${doc.entries.length} states of ${algos.size} algorithms from ${doc.arch} (${doc.node})`);
+  t.check(
+    missing.length === 0,
+    `algorithms without a cross-architecture state: ${missing.map((a) => a.name).join(' ')}`,
+  );
+  console.log(
+    `  ${doc.entries.length} states of ${algos.size} algorithms from ${doc.arch} (${doc.node})`,
+  );
 }
 
 module.exports = { lib, Tally, runKats, runProperties, writeStates, checkStates };

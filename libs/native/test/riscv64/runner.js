@@ -15,7 +15,9 @@ const { lib, Tally, runKats, runProperties, writeStates, checkStates } = require
 const [mode, a, b, c] = process.argv.slice(2);
 const t = new Tally();
 const impls = [...new Set(lib.algorithms().map((x) => lib.implementation(x.name)))].join(',');
-console.log(`${mode} on ${process.arch} node ${process.version}: ${lib.algorithms().length} algorithms (${impls})`);
+console.log(
+  `${mode} on ${process.arch} node ${process.version}: ${lib.algorithms().length} algorithms (${impls})`,
+);
 switch (mode) {
   case 'kat':
     runKats(a, Number(b ?? 1), t, c ? new Set(c.split(',')) : undefined);

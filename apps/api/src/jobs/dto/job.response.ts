@@ -1,6 +1,5 @@
-import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-
 import { JOB_STATUSES, type JobOptions, type JobStatus } from '@hashq/jobs';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export class ProgressResponse {
   @ApiProperty({ description: 'Bytes hashed so far (as of the last checkpoint while running)' })
@@ -22,16 +21,28 @@ export class DigestResponse {
 }
 
 export class S3ChecksumResponse {
-  @ApiProperty({ example: 'Xl3ilNbXjgqy2g5tqtVd4a4VwNTEpHiZyR/HM8f/Vt8=-3', description: 'base64 (md5: hex); composite values end in -<parts>' })
+  @ApiProperty({
+    example: 'Xl3ilNbXjgqy2g5tqtVd4a4VwNTEpHiZyR/HM8f/Vt8=-3',
+    description: 'base64 (md5: hex); composite values end in -<parts>',
+  })
   value: string;
 
   @ApiProperty({ enum: ['FULL_OBJECT', 'COMPOSITE'] })
   type: 'FULL_OBJECT' | 'COMPOSITE';
 
-  @ApiProperty({ nullable: true, type: Number, description: 'Parts of a multipart object; null for a single-request upload' })
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'Parts of a multipart object; null for a single-request upload',
+  })
   parts: number | null;
 
-  @ApiProperty({ nullable: true, type: Boolean, description: 'Compared with the checksum S3 stores (md5: the ETag); null: nothing to compare with' })
+  @ApiProperty({
+    nullable: true,
+    type: Boolean,
+    description:
+      'Compared with the checksum S3 stores (md5: the ETag); null: nothing to compare with',
+  })
   verified: boolean | null;
 
   @ApiPropertyOptional({ description: 'The value S3 stores (md5: the ETag), when it has one' })
@@ -63,16 +74,25 @@ export class JobResponse {
   @ApiProperty({ example: ['sha256'] })
   algorithms: string[];
 
-  @ApiProperty({ example: { outputLength: 64 }, description: 'outputLength, customization, expected, priority, s3Checksum' })
+  @ApiProperty({
+    example: { outputLength: 64 },
+    description: 'outputLength, customization, expected, priority, s3Checksum',
+  })
   options: JobOptions;
 
   @ApiProperty()
   progress: ProgressResponse;
 
-  @ApiProperty({ nullable: true, type: Number, description: 'bytesDone per second of running time' })
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'bytesDone per second of running time',
+  })
   throughputBytesPerSecond: number | null;
 
-  @ApiProperty({ description: 'All bytes read across attempts: re-reading after a crash shows here' })
+  @ApiProperty({
+    description: 'All bytes read across attempts: re-reading after a crash shows here',
+  })
   bytesRead: number;
 
   @ApiProperty({ description: 'Times a worker took the job' })
@@ -84,14 +104,19 @@ export class JobResponse {
   @ApiProperty()
   cancelRequested: boolean;
 
-  @ApiProperty({ nullable: true, type: 'object', additionalProperties: { $ref: '#/components/schemas/DigestResponse' } })
+  @ApiProperty({
+    nullable: true,
+    type: 'object',
+    additionalProperties: { $ref: '#/components/schemas/DigestResponse' },
+  })
   digests: Record<string, DigestResponse> | null;
 
   @ApiPropertyOptional({
     nullable: true,
     type: 'object',
     additionalProperties: { $ref: '#/components/schemas/S3ChecksumResponse' },
-    description: 'Only for jobs with the option s3Checksum: by algorithm, the value in S3\'s form (null until the job has digests)',
+    description:
+      "Only for jobs with the option s3Checksum: by algorithm, the value in S3's form (null until the job has digests)",
   })
   s3Checksum?: Record<string, S3ChecksumResponse> | null;
 
@@ -118,6 +143,10 @@ export class JobListResponse {
   @ApiProperty({ type: [JobResponse] })
   items: JobResponse[];
 
-  @ApiProperty({ nullable: true, type: String, description: 'Pass as ?cursor= for the next page; null on the last one' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as ?cursor= for the next page; null on the last one',
+  })
   nextCursor: string | null;
 }

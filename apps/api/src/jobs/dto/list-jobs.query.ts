@@ -1,8 +1,7 @@
+import { JOB_STATUSES, type JobStatus } from '@hashq/jobs';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
-
-import { JOB_STATUSES, type JobStatus } from '@hashq/jobs';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
