@@ -23,10 +23,9 @@
 //   BENCH_WORKER_NODE_ARGS  node options for the workers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //                   (a profile per worker, written when it stops at the end)
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
-const { execFileSync, spawn, spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
@@ -35,6 +34,7 @@ const readline = require('node:readline');
 // the S3 peer) would interleave with the tables; it is about the SDK's future, not this measurement.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
+const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 const { startS3, ensureObject } = require('./bench-e2e/s3.cjs');
 
@@ -51,29 +51,6 @@ const CHUNK_BYTES = Number(process.env.CHUNK_BYTES ?? 8 * MiB);
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function ensureBuilt() {
-  for (const file of [
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]) {
-    if (!fs.existsSync(path.join(ROOT, file))) {
-      console.log('[bench] building (npm run build)');
-      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-      return;
-    }
-  }
-}
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function writeTestFile(file, bytes) {
   if (fs.existsSync(file) && fs.statSync(file).size === bytes) return;
@@ -314,7 +291,12 @@ class Results {
 }
 
 async function main() {
-  ensureBuilt();
+  ensureBuilt([
+    'dist/apps/api/main.js',
+    'dist/apps/worker/main.js',
+    'dist/libs/database/src/migrate.js',
+    'libs/native/dist/index.js',
+  ]);
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
 

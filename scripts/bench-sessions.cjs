@@ -19,15 +19,14 @@
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
 //   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   DATABASE_URL    server to use (the database part is replaced)
-const { execFileSync, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
-const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
 
+const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 
 const ROOT = path.join(__dirname, '..');
@@ -40,28 +39,6 @@ const SMALL_BYTES = 64 * 1024;
 const SMALL_PATCHES = 4;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const TUS = { 'Tus-Resumable': '1.0.0' };
-
-function ensureBuilt() {
-  for (const file of [
-    'dist/apps/api/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]) {
-    if (!fs.existsSync(path.join(ROOT, file))) {
-      console.log('[bench] building (npm run build)');
-      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-      return;
-    }
-  }
-}
-
-async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** One HTTP exchange: status, headers, body text. */
 function exchange(agent, url, method, headers, body) {
@@ -216,7 +193,11 @@ async function smallSessions(agent, api) {
 }
 
 async function main() {
-  ensureBuilt();
+  ensureBuilt([
+    'dist/apps/api/main.js',
+    'dist/libs/database/src/migrate.js',
+    'libs/native/dist/index.js',
+  ]);
   const { Client } = require('pg');
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
   const database = `hashq_bench_sessions_${randomBytes(4).toString('hex')}`;
