@@ -218,8 +218,16 @@ export type EnvName =
   | 'S3_MAX_ATTEMPTS'
   | 'LOG_LEVEL';
 
+export interface LoadOptions {
+  /**
+   * false only where nothing is sealed or opened (the remote sources' defaults for tools and
+   * tests): HASHQ_STATE_KEYS may then be empty. The apps always require a key.
+   */
+  requireStateKeys?: boolean;
+}
+
 /** Reads and validates the configuration; `env` defaults to process.env. */
-export function loadConfig(env: Env = process.env): HashqConfig {
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): HashqConfig {
   const defaults = defaultEnv();
   const problems: string[] = [];
   const raw = (name: EnvName): string => {
@@ -266,7 +274,11 @@ export function loadConfig(env: Env = process.env): HashqConfig {
     if (problem) problems.push(`HASHQ_ALLOW_HOSTS: ${problem}`);
   }
 
-  const stateKeys = parseStateKeys(raw('HASHQ_STATE_KEYS'), problems);
+  const stateKeys = parseStateKeys(
+    raw('HASHQ_STATE_KEYS'),
+    problems,
+    options.requireStateKeys ?? true,
+  );
 
   const schema = raw('DATABASE_SCHEMA');
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
@@ -331,12 +343,12 @@ export function loadConfig(env: Env = process.env): HashqConfig {
  * HASHQ_STATE_KEYS: comma-separated `id:base64` entries, ids unique, keys exactly 32 bytes. Problems
  * name the entry by its position and id, never by its key material.
  */
-function parseStateKeys(text: string, problems: string[]): StateKey[] {
+function parseStateKeys(text: string, problems: string[], required: boolean): StateKey[] {
   const entries = text
     .split(',')
     .map((entry) => entry.trim())
     .filter((entry) => entry.length > 0);
-  if (entries.length === 0) {
+  if (entries.length === 0 && required) {
     problems.push(
       'HASHQ_STATE_KEYS must hold at least one key `id:base64-of-32-bytes` (hash states are sealed at rest); ' +
         "make one with: node -e \"console.log('k1:' + require('crypto').randomBytes(32).toString('base64'))\"",

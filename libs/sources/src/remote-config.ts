@@ -12,7 +12,7 @@ export interface RemoteConfig extends RemoteSettings {
 
 /** The remote sources' configuration from the apps' validated configuration (defaults without one). */
 export function remoteConfig(
-  config: Pick<HashqConfig, 'remote' | 'allowHosts'> = loadConfig({}),
+  config: Pick<HashqConfig, 'remote' | 'allowHosts'> = loadConfig({}, { requireStateKeys: false }),
 ): RemoteConfig {
   return { ...config.remote, guard: new NetGuard(config.allowHosts) };
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,7 +53,11 @@ describe('JobSourceResolver', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         HashqConfigModule.forRoot({
-          env: { HASHQ_FILE_ROOTS: root, HASHQ_ALLOW_HOSTS: '10.1.0.0/16,minio.internal' },
+          env: {
+            HASHQ_FILE_ROOTS: root,
+            HASHQ_ALLOW_HOSTS: '10.1.0.0/16,minio.internal',
+            HASHQ_STATE_KEYS: `t:${randomBytes(32).toString('base64')}`, // required; nothing is sealed here
+          },
           logger: pino({ level: 'silent' }),
         }),
       ],
