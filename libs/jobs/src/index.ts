@@ -6,6 +6,7 @@ export * from './job-status';
 export * from './job-store.module';
 export * from './jobs.repository';
 export * from './metrics';
+export * from './periodic-task';
 export * from './queue';
 export * from './queue-reconciler';
 export * from './queue-reconciler.module';
