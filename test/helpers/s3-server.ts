@@ -6,6 +6,7 @@ import { loadConfig } from '@hashq/config';
 import S3rver from 's3rver';
 
 import { type RemoteConfig, remoteConfig } from '../../libs/sources/src/remote-config';
+import { stateKeysEnv, testStateKey } from './env';
 
 /**
  * A real S3-compatible server for tests: s3rver (filesystem-backed in `dir`,
@@ -41,6 +42,8 @@ export function s3ClientConfig(
       S3_FORCE_PATH_STYLE: 'true',
       S3_ACCESS_KEY_ID: 'S3RVER',
       S3_SECRET_ACCESS_KEY: 'S3RVER',
+      // loadConfig requires a state key; the sources do not use it.
+      HASHQ_STATE_KEYS: stateKeysEnv(testStateKey('s3')),
       ...env,
     }),
   );
