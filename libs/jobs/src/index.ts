@@ -1,4 +1,5 @@
 export * from './attempts';
+export * from './bull-root';
 export * from './digest-value';
 export * from './hash-queue.module';
 export * from './job-options';
