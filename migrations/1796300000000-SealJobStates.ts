@@ -1,4 +1,4 @@
-import { jobStateBinding, type StateSealer } from '@hashq/crypto';
+import { jobStateBinding, type StateBinding, type StateSealer } from '@hashq/crypto';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 type JobStateRow = {
@@ -49,15 +49,7 @@ export function sealJobStatesMigration(
       if (rows.length === 0) return;
       const what = `job_states holds ${rows.length} plaintext hash state(s) of unfinished jobs to seal`;
       const keys = requireSealer(sealer, what);
-      for (const row of rows) {
-        const binding = jobStateBinding(
-          row.job_id,
-          row.algorithm,
-          Number(row.checkpoint_offset),
-          Number(row.fence),
-        );
-        await this.write(queryRunner, row, keys.seal(row.state, binding));
-      }
+      await this.rewrite(queryRunner, rows, (state, binding) => keys.seal(state, binding));
     }
 
     async down(queryRunner: QueryRunner): Promise<void> {
@@ -67,15 +59,7 @@ export function sealJobStatesMigration(
           sealer,
           `job_states holds ${rows.length} sealed hash state(s) to open`,
         );
-        for (const row of rows) {
-          const binding = jobStateBinding(
-            row.job_id,
-            row.algorithm,
-            Number(row.checkpoint_offset),
-            Number(row.fence),
-          );
-          await this.write(queryRunner, row, keys.open(row.state, binding));
-        }
+        await this.rewrite(queryRunner, rows, (state, binding) => keys.open(state, binding));
       }
       await queryRunner.query(`DROP TRIGGER jobs_end_deletes_states ON jobs`);
       await queryRunner.query(`DROP FUNCTION job_states_delete_ended()`);
@@ -93,11 +77,24 @@ export function sealJobStatesMigration(
       );
     }
 
-    private async write(queryRunner: QueryRunner, row: JobStateRow, state: Buffer): Promise<void> {
-      await queryRunner.query(
-        `UPDATE job_states SET state = $3 WHERE job_id = $1 AND algorithm = $2`,
-        [row.job_id, row.algorithm, state],
-      );
+    /** Replaces each state by `change` of it, given the binding of its row (seal or open). */
+    private async rewrite(
+      queryRunner: QueryRunner,
+      rows: JobStateRow[],
+      change: (state: Buffer, binding: StateBinding) => Buffer,
+    ): Promise<void> {
+      for (const row of rows) {
+        const binding = jobStateBinding(
+          row.job_id,
+          row.algorithm,
+          Number(row.checkpoint_offset),
+          Number(row.fence),
+        );
+        await queryRunner.query(
+          `UPDATE job_states SET state = $3 WHERE job_id = $1 AND algorithm = $2`,
+          [row.job_id, row.algorithm, change(row.state, binding)],
+        );
+      }
     }
   };
 }

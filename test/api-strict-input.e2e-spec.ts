@@ -7,13 +7,13 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import type { INestApplication } from '@nestjs/common';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import request from 'supertest';
 
 import { MAX_ERROR_BYTES } from '../apps/api/src/common/all-exceptions.filter';
 import { MAX_BODY_DEPTH, MAX_DETAILS } from '../apps/api/src/common/validation.pipe';
-import { createApiApp } from './helpers/api';
-import { createTestEnv, type TestEnv } from './helpers/env';
+import { createApiTestbed } from './helpers/api';
+import type { TestEnv } from './helpers/env';
 
 /** `{"k":{"k":…{}…}}` as JSON text: `levels` nested objects (the outermost one included). */
 function nestedObjects(levels: number, key = 'k'): string {
@@ -24,21 +24,17 @@ describe('strict input (e2e)', () => {
   let env: TestEnv;
   let app: INestApplication;
   let db: Client;
+  let close: () => Promise<void>;
   let file: string;
 
   beforeAll(async () => {
-    env = await createTestEnv();
-    app = await createApiApp(env);
-    db = new Client({ connectionString: env.databaseUrl });
-    await db.connect();
+    ({ env, app, db, close } = await createApiTestbed());
     file = join(env.fileRoot, 'data.bin');
     await writeFile(file, 'abc');
   });
 
   afterAll(async () => {
-    await db?.end();
-    await app?.close();
-    await env?.cleanup();
+    await close?.();
   });
 
   afterEach(async () => {

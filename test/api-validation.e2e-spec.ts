@@ -4,17 +4,18 @@ import { join } from 'node:path';
 
 import { algorithms } from '@hashq/native';
 import type { INestApplication } from '@nestjs/common';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import request from 'supertest';
 
-import { createApiApp } from './helpers/api';
-import { createTestEnv, type TestEnv } from './helpers/env';
+import { createApiTestbed } from './helpers/api';
+import type { TestEnv } from './helpers/env';
 
 /** Every client mistake is a 4xx with { error: { code, message, details } } and creates no job. */
 describe('POST /v1/jobs bad input (e2e)', () => {
   let env: TestEnv;
   let app: INestApplication;
   let db: Client;
+  let close: () => Promise<void>;
   let outside: string;
   let file: string;
 
@@ -24,10 +25,7 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   const customizable = all.find((a) => a.customizable)!;
 
   beforeAll(async () => {
-    env = await createTestEnv();
-    app = await createApiApp(env);
-    db = new Client({ connectionString: env.databaseUrl });
-    await db.connect();
+    ({ env, app, db, close } = await createApiTestbed());
     file = join(env.fileRoot, 'data.bin');
     await writeFile(file, Buffer.alloc(100, 1));
     await mkdir(join(env.fileRoot, 'folder'));
@@ -38,9 +36,7 @@ describe('POST /v1/jobs bad input (e2e)', () => {
   });
 
   afterAll(async () => {
-    await db?.end();
-    await app?.close();
-    await env?.cleanup();
+    await close?.();
     if (outside) await rm(outside, { recursive: true, force: true });
   });
 

@@ -7,10 +7,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchmarkQueueName } from '@hashq/bench';
-import { HASHQ_CONFIG, type HashqConfig, HashqConfigModule } from '@hashq/config';
+import { HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
-import { redisOptions } from '@hashq/jobs';
-import { BullModule } from '@nestjs/bullmq';
+import { bullRootModule } from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Queue } from 'bullmq';
@@ -36,13 +35,7 @@ async function startWorker(env: TestEnv): Promise<TestingModule> {
         logger: pino({ level: 'silent' }),
       }),
       DatabaseModule,
-      BullModule.forRootAsync({
-        inject: [HASHQ_CONFIG],
-        useFactory: (config: HashqConfig) => ({
-          connection: redisOptions(config.redisUrl, 'consumer'),
-          prefix: config.queuePrefix,
-        }),
-      }),
+      bullRootModule('consumer'),
       BenchmarkModule,
     ],
   }).compile();

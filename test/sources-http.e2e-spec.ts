@@ -16,6 +16,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 
 import { createApiApp } from './helpers/api';
+import { rangeBounds } from './helpers/http-range';
 import { isCheckpoint, type JobRow, MiB, WorkerTestEnv } from './helpers/worker-process';
 
 const SIZE = 40 * MiB;
@@ -88,13 +89,9 @@ describe('HTTP source through the API and real workers', () => {
         if (replaceDuringRead) [object, replaceDuringRead] = [replaceDuringRead, null];
         return void res.end(data);
       }
-      const start = Number(range[1]);
-      const end = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
-      if (start >= data.length) {
-        res.writeHead(416, { 'content-range': `bytes */${data.length}` });
-        return void res.end();
-      }
-      const contentRange = `bytes ${start}-${end}/${data.length}`;
+      const bounds = rangeBounds(range, data.length, res);
+      if (!bounds) return;
+      const { start, end, contentRange } = bounds;
       res.writeHead(206, {
         'content-range': contentRange,
         'content-length': end - start + 1,

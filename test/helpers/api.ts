@@ -9,10 +9,11 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
+import { Client } from 'pg';
 
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/app.setup';
-import type { TestEnv } from './env';
+import { createTestEnv, type TestEnv } from './env';
 
 export async function createApiApp(env: TestEnv): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
@@ -25,4 +26,31 @@ export async function createApiApp(env: TestEnv): Promise<INestApplication> {
   configureApp(app);
   await app.init();
   return app;
+}
+
+/** A fresh TestEnv, the API on it and a client of its database; `close` ends all three. */
+export interface ApiTestbed {
+  env: TestEnv;
+  app: INestApplication;
+  db: Client;
+  close(): Promise<void>;
+}
+
+export async function createApiTestbed(): Promise<ApiTestbed> {
+  const env = await createTestEnv();
+  let app: INestApplication | undefined;
+  const db = new Client({ connectionString: env.databaseUrl });
+  const close = async () => {
+    await db.end().catch(() => undefined);
+    await app?.close();
+    await env.cleanup();
+  };
+  try {
+    app = await createApiApp(env);
+    await db.connect();
+    return { env, app, db, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

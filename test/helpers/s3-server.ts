@@ -1,8 +1,12 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { loadConfig } from '@hashq/config';
 // @ts-expect-error s3rver ships no type declarations
 import S3rver from 's3rver';
+
+import { type RemoteConfig, remoteConfig } from '../../libs/sources/src/remote-config';
+import { stateKeysEnv, testStateKey } from './env';
 
 /**
  * A real S3-compatible server for tests: s3rver (filesystem-backed in `dir`,
@@ -24,6 +28,25 @@ export interface TestS3Server {
   bytesPerSecond: number;
   reset(): void;
   stop(): Promise<void>;
+}
+
+/** The remote-source settings of a client of `server` (path style, its credentials), `env` over them. */
+export function s3ClientConfig(
+  server: TestS3Server,
+  env: Record<string, string> = {},
+): RemoteConfig {
+  return remoteConfig(
+    loadConfig({
+      HASHQ_ALLOW_HOSTS: '127.0.0.1',
+      S3_ENDPOINT: server.endpoint,
+      S3_FORCE_PATH_STYLE: 'true',
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      // loadConfig requires a state key; the sources do not use it.
+      HASHQ_STATE_KEYS: stateKeysEnv(testStateKey('s3')),
+      ...env,
+    }),
+  );
 }
 
 export async function startS3Server(dir: string, buckets: string[]): Promise<TestS3Server> {

@@ -1,12 +1,6 @@
-import {
-  type ConfigModuleOptions,
-  HASHQ_CONFIG,
-  type HashqConfig,
-  HashqConfigModule,
-} from '@hashq/config';
+import { type ConfigModuleOptions, HashqConfigModule } from '@hashq/config';
 import { DatabaseModule } from '@hashq/database';
-import { redisOptions } from '@hashq/jobs';
-import { BullModule } from '@nestjs/bullmq';
+import { bullRootModule } from '@hashq/jobs';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
@@ -25,13 +19,7 @@ export class AppModule {
       imports: [
         HashqConfigModule.forRoot({ name: 'api', ...options }),
         DatabaseModule,
-        BullModule.forRootAsync({
-          inject: [HASHQ_CONFIG],
-          useFactory: (config: HashqConfig) => ({
-            connection: redisOptions(config.redisUrl, 'producer'),
-            prefix: config.queuePrefix,
-          }),
-        }),
+        bullRootModule('producer'),
         JobsModule,
         AlgorithmsModule,
         BenchmarksModule,

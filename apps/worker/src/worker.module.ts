@@ -1,9 +1,8 @@
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
-import { JobStoreModule, QueueReconcilerModule, redisOptions } from '@hashq/jobs';
+import { bullRootModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
-import { BullModule } from '@nestjs/bullmq';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
@@ -22,13 +21,7 @@ export class WorkerModule {
       imports: [
         HashqConfigModule.forRoot({ name: 'worker', logger }),
         DatabaseModule,
-        BullModule.forRootAsync({
-          inject: [HASHQ_CONFIG],
-          useFactory: (config: HashqConfig) => ({
-            connection: redisOptions(config.redisUrl, 'consumer'),
-            prefix: config.queuePrefix,
-          }),
-        }),
+        bullRootModule('consumer'),
         JobStoreModule,
         QueueReconcilerModule,
         BenchmarkModule,

@@ -1,4 +1,5 @@
 export * from './attempts';
+export * from './bull-root';
 export * from './digest-value';
 export * from './hash-queue.module';
 export * from './job-options';
@@ -6,6 +7,7 @@ export * from './job-status';
 export * from './job-store.module';
 export * from './jobs.repository';
 export * from './metrics';
+export * from './periodic-task';
 export * from './queue';
 export * from './queue-reconciler';
 export * from './queue-reconciler.module';

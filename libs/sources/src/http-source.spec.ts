@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { rangeBounds } from '../../../test/helpers/http-range';
 import { type HttpSettings, HttpSource } from './http-source';
 import { NetGuard } from './net-guard';
 import { sameVersion, type SourceVersion } from './source';
@@ -92,13 +93,9 @@ describe('HttpSource', () => {
       return void res.end();
     }
     if (!rangeApplies) return send(res, 200, headers, data);
-    const start = Number(range[1]);
-    const end = range[2] ? Math.min(Number(range[2]), data.length - 1) : data.length - 1;
-    if (start >= data.length) {
-      res.writeHead(416, { 'content-range': `bytes */${data.length}` });
-      return void res.end();
-    }
-    const contentRange = `bytes ${start}-${end}/${data.length}`;
+    const bounds = rangeBounds(range, data.length, res);
+    if (!bounds) return;
+    const { start, end, contentRange } = bounds;
     send(res, 206, { ...headers, 'content-range': contentRange }, data.subarray(start, end + 1));
   }
 

@@ -4,14 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { loadConfig } from '@hashq/config';
 
-import { startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
+import { s3ClientConfig, startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
 import { FileRoots } from './file-roots';
 import { FileSource } from './file-source';
 import { NetGuard } from './net-guard';
 import { ReadGuard, type ReadLimits } from './read-guard';
-import { remoteConfig } from './remote-config';
 import { createS3Client, S3Source } from './s3-source';
 import type { Source } from './source';
 import { SourceError } from './source-error';
@@ -67,21 +65,7 @@ describe('ReadGuard', () => {
     await writeFile(join(dir, 'file.bin'), data);
     roots = new FileRoots([dir]);
     s3 = await startS3Server(join(dir, 's3'), [bucket]);
-    client = createS3Client(
-      remoteConfig(
-        loadConfig(
-          {
-            HASHQ_ALLOW_HOSTS: '127.0.0.1',
-            S3_ENDPOINT: s3.endpoint,
-            S3_FORCE_PATH_STYLE: 'true',
-            S3_ACCESS_KEY_ID: 'S3RVER',
-            S3_SECRET_ACCESS_KEY: 'S3RVER',
-            S3_MAX_ATTEMPTS: '1',
-          },
-          { requireStateKeys: false },
-        ),
-      ),
-    );
+    client = createS3Client(s3ClientConfig(s3, { S3_MAX_ATTEMPTS: '1' }));
     await client.send(new PutObjectCommand({ Bucket: bucket, Key: 'object', Body: data }));
   });
 

@@ -10,11 +10,9 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { loadConfig } from '@hashq/config';
 
-import { startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
+import { s3ClientConfig, startS3Server, type TestS3Server } from '../../../test/helpers/s3-server';
 import { NetGuard } from './net-guard';
-import { remoteConfig } from './remote-config';
 import { createS3Client, S3Source } from './s3-source';
 import { SourceError } from './source-error';
 
@@ -47,20 +45,7 @@ describe('S3Source (s3rver on 127.0.0.1)', () => {
   const bucket = 'hashq-test';
 
   const config = (env: Record<string, string> = {}) =>
-    remoteConfig(
-      loadConfig(
-        {
-          HASHQ_ALLOW_HOSTS: '127.0.0.1',
-          S3_ENDPOINT: s3.endpoint,
-          S3_FORCE_PATH_STYLE: 'true',
-          S3_ACCESS_KEY_ID: 'S3RVER',
-          S3_SECRET_ACCESS_KEY: 'S3RVER',
-          S3_MAX_ATTEMPTS: '2',
-          ...env,
-        },
-        { requireStateKeys: false },
-      ),
-    );
+    s3ClientConfig(s3, { S3_MAX_ATTEMPTS: '2', ...env });
   const source = (key: string, c: S3Client = client) =>
     new S3Source({ type: 's3', bucket, key }, c, guard, s3.endpoint);
 

@@ -1,10 +1,6 @@
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { PeriodicTask } from '@hashq/jobs';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 
 import { DigestSessionsRepository } from './digest-sessions.repository';
@@ -15,37 +11,30 @@ import { DigestSessionsRepository } from './digest-sessions.repository';
  * are idempotent, so instances sweeping at once do no harm.
  */
 @Injectable()
-export class DigestSessionCleanup implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
-
+export class DigestSessionCleanup extends PeriodicTask {
   constructor(
     private readonly sessions: DigestSessionsRepository,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
-    @Inject(HASHQ_LOGGER) private readonly logger: Logger,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    this.timer = setInterval(
-      () => void this.sweep(),
-      this.config.digestSessionCleanupSeconds * 1000,
-    );
-    this.timer.unref();
+    @Inject(HASHQ_LOGGER) logger: Logger,
+  ) {
+    super(logger);
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.timer);
+  /** One sweep; a failure is logged, not thrown. */
+  sweep(): Promise<void> {
+    return this.round();
   }
 
-  async sweep(): Promise<void> {
-    try {
-      const swept = await this.sessions.sweepExpired(this.config.digestSessionExpiresSeconds);
-      if (swept.expired > 0 || swept.deleted > 0)
-        this.logger.info(swept, 'digest sessions expired');
-    } catch (err) {
-      this.logger.warn(
-        { err: (err as Error).message },
-        'digest session cleanup failed; retried at the next round',
-      );
-    }
+  protected periodMs(): number {
+    return this.config.digestSessionCleanupSeconds * 1000;
+  }
+
+  protected async run(): Promise<void> {
+    const swept = await this.sessions.sweepExpired(this.config.digestSessionExpiresSeconds);
+    if (swept.expired > 0 || swept.deleted > 0) this.logger.info(swept, 'digest sessions expired');
+  }
+
+  protected failure(): { message: string } {
+    return { message: 'digest session cleanup failed; retried at the next round' };
   }
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +8,7 @@ import { HttpStatus } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pino from 'pino';
 
+import { stateKeysEnv, testStateKey } from '../../../../test/helpers/env';
 import { ApiError, type ApiErrorCode, type ErrorBody } from '../common/api-error';
 import { JobSourceResolver } from './job-source.resolver';
 
@@ -36,6 +36,11 @@ describe('JobSourceResolver', () => {
     expect(error.message).toEqual(expect.any(String));
     return { status: (err as ApiError).getStatus(), code: error.code, details: error.details };
   };
+  /** For it.each: the source is refused with 400 INVALID_SOURCE, itself as the details. */
+  const expectInvalidSource = async (_: string, source: unknown) => {
+    const { status, code, details } = await refusal(source);
+    expect([status, code, details]).toEqual([HttpStatus.BAD_REQUEST, 'INVALID_SOURCE', { source }]);
+  };
 
   beforeAll(async () => {
     base = await realpath(await mkdtemp(join(tmpdir(), 'hashq-resolver-')));
@@ -56,7 +61,7 @@ describe('JobSourceResolver', () => {
           env: {
             HASHQ_FILE_ROOTS: root,
             HASHQ_ALLOW_HOSTS: '10.1.0.0/16,minio.internal',
-            HASHQ_STATE_KEYS: `t:${randomBytes(32).toString('base64')}`, // required; nothing is sealed here
+            HASHQ_STATE_KEYS: stateKeysEnv(testStateKey('resolver')),
           },
           logger: pino({ level: 'silent' }),
         }),
@@ -142,14 +147,7 @@ describe('JobSourceResolver', () => {
       ['a file URL with an encoded "/"', 'file:///data%2Ffile.bin'],
       ['a tab in the URL', 'file:///data/fi\tle.bin'],
       ['a space around the URL', ' file:///data/file.bin'],
-    ])('are refused with 400 INVALID_SOURCE for %s', async (_, source) => {
-      const { status, code, details } = await refusal(source);
-      expect([status, code, details]).toEqual([
-        HttpStatus.BAD_REQUEST,
-        'INVALID_SOURCE',
-        { source },
-      ]);
-    });
+    ])('are refused with 400 INVALID_SOURCE for %s', expectInvalidSource);
   });
 
   describe('remote sources', () => {
@@ -207,13 +205,6 @@ describe('JobSourceResolver', () => {
       ['an s3 URL without a key', 's3://bucket'],
       ['an invalid bucket name', { type: 's3', bucket: 'B', key: 'k' }],
       ['an empty key', { type: 's3', bucket: 'bucket', key: '' }],
-    ])('are refused with 400 INVALID_SOURCE for %s', async (_, source) => {
-      const { status, code, details } = await refusal(source);
-      expect([status, code, details]).toEqual([
-        HttpStatus.BAD_REQUEST,
-        'INVALID_SOURCE',
-        { source },
-      ]);
-    });
+    ])('are refused with 400 INVALID_SOURCE for %s', expectInvalidSource);
   });
 });

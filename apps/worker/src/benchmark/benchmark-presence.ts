@@ -1,11 +1,7 @@
 import { BenchmarkRepository } from '@hashq/bench';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
-import {
-  Inject,
-  Injectable,
-  type OnApplicationBootstrap,
-  type OnModuleDestroy,
-} from '@nestjs/common';
+import { PeriodicTask } from '@hashq/jobs';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 
 /**
@@ -14,35 +10,26 @@ import type { Logger } from 'pino';
  * architecture and expires the queued ones (BENCHMARK_NO_WORKER).
  */
 @Injectable()
-export class BenchmarkPresence implements OnApplicationBootstrap, OnModuleDestroy {
-  private timer?: NodeJS.Timeout;
+export class BenchmarkPresence extends PeriodicTask {
+  protected readonly runAtBootstrap = true;
 
   constructor(
     private readonly runs: BenchmarkRepository,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
-    @Inject(HASHQ_LOGGER) private readonly log: Logger,
-  ) {}
-
-  async onApplicationBootstrap(): Promise<void> {
-    await this.report();
-    this.timer = setInterval(
-      () => void this.report(),
-      (this.config.benchmarkWorkerTimeoutSeconds * 1000) / 4,
-    );
+    @Inject(HASHQ_LOGGER) logger: Logger,
+  ) {
+    super(logger);
   }
 
-  onModuleDestroy(): void {
-    clearInterval(this.timer);
+  protected periodMs(): number {
+    return (this.config.benchmarkWorkerTimeoutSeconds * 1000) / 4;
   }
 
-  private async report(): Promise<void> {
-    try {
-      await this.runs.recordWorker(process.arch);
-    } catch (err) {
-      this.log.warn(
-        { arch: process.arch, err: (err as Error).message },
-        'could not record the benchmark worker',
-      );
-    }
+  protected run(): Promise<void> {
+    return this.runs.recordWorker(process.arch);
+  }
+
+  protected failure(): { message: string; fields: object } {
+    return { message: 'could not record the benchmark worker', fields: { arch: process.arch } };
   }
 }
