@@ -56,7 +56,25 @@ export interface HashqConfig {
   worker: WorkerSettings;
   /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
   remote: RemoteSettings;
+  /** Batches (issue 14): limits and the split between grouped small items and jobs. */
+  batches: BatchSettings;
   logLevel: LogLevel;
+}
+
+/** Batch settings; the README's config table explains them. */
+export interface BatchSettings {
+  /** BATCH_MAX_ITEMS: objects one batch may list; beyond, the batch fails BATCH_TOO_LARGE. */
+  maxItems: number;
+  /** BATCH_MANIFEST_MAX_BYTES: the largest inline manifest or SUM file (413 beyond). */
+  manifestMaxBytes: number;
+  /** BATCH_MAX_ACTIVE: batches queued or running at once in the deployment (429 beyond). */
+  maxActive: number;
+  /** BATCH_SMALL_ITEM_BYTES: items below this size are hashed in groups; the others run as jobs. */
+  smallItemBytes: number;
+  /** BATCH_GROUP_SIZE: items listed per page, and so at most per hashing group. */
+  groupSize: number;
+  /** Worker only: BATCH_GROUP_CONCURRENCY, groups one worker hashes at once. */
+  groupConcurrency: number;
 }
 
 /** One entry of HASHQ_STATE_KEYS (`id:base64-of-32-bytes`). */
@@ -171,6 +189,12 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     S3_SESSION_TOKEN: '',
     S3_FORCE_PATH_STYLE: 'false',
     S3_MAX_ATTEMPTS: '4',
+    BATCH_MAX_ITEMS: '10000000',
+    BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
+    BATCH_MAX_ACTIVE: '16',
+    BATCH_SMALL_ITEM_BYTES: String(8 * 1024 * 1024),
+    BATCH_GROUP_SIZE: '512',
+    BATCH_GROUP_CONCURRENCY: '2',
     LOG_LEVEL: 'info',
   };
 }
@@ -216,6 +240,12 @@ export type EnvName =
   | 'S3_SESSION_TOKEN'
   | 'S3_FORCE_PATH_STYLE'
   | 'S3_MAX_ATTEMPTS'
+  | 'BATCH_MAX_ITEMS'
+  | 'BATCH_MANIFEST_MAX_BYTES'
+  | 'BATCH_MAX_ACTIVE'
+  | 'BATCH_SMALL_ITEM_BYTES'
+  | 'BATCH_GROUP_SIZE'
+  | 'BATCH_GROUP_CONCURRENCY'
   | 'LOG_LEVEL';
 
 export interface LoadOptions {
@@ -332,6 +362,14 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
       idleTimeoutMs: int('HTTP_IDLE_TIMEOUT_MS', 100, 600_000),
       maxRedirects: int('HTTP_MAX_REDIRECTS', 0, 20),
       s3: s3Settings(raw, int, problems),
+    },
+    batches: {
+      maxItems: int('BATCH_MAX_ITEMS', 1),
+      manifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 * 1024 * 1024),
+      maxActive: int('BATCH_MAX_ACTIVE', 1, 100_000),
+      smallItemBytes: int('BATCH_SMALL_ITEM_BYTES', 0),
+      groupSize: int('BATCH_GROUP_SIZE', 1, 10_000),
+      groupConcurrency: int('BATCH_GROUP_CONCURRENCY', 1, 64),
     },
     logLevel,
   };

@@ -1,4 +1,5 @@
 export * from './attempts';
+export * from './batch-queues';
 export * from './bull-root';
 export * from './digest-value';
 export * from './hash-queue.module';

@@ -1,0 +1,259 @@
+import { rawRows } from '@hashq/database';
+import type { SourceRef } from '@hashq/jobs';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export const BATCH_ITEM_STATUSES = [
+  'pending',
+  'queued',
+  'succeeded',
+  'failed',
+  'mismatch',
+  'canceled',
+] as const;
+export type BatchItemStatus = (typeof BATCH_ITEM_STATUSES)[number];
+
+/** One listed object, as the listing step inserts it. */
+export interface NewBatchItem {
+  name: string;
+  source: SourceRef;
+  size?: number;
+  /** What the item is pinned to (e.g. the S3 listing's ETag and version id). */
+  version?: Record<string, string>;
+  expected?: Record<string, string>;
+  line?: number;
+  /** The item fails at once (a bad line of a referenced manifest). */
+  error?: { code: string; message: string };
+}
+
+/** An item row as the reports, the items endpoint and the hashing step read it. */
+export interface BatchItemRow {
+  seq: number;
+  grp: number;
+  name: string;
+  source: SourceRef;
+  size: number | null;
+  version: Record<string, string> | null;
+  expected: Record<string, string> | null;
+  line: number | null;
+  status: BatchItemStatus;
+  jobId: string | null;
+  /** Lower-case hex by algorithm. */
+  digests: Record<string, string> | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+/** The outcome of one small item hashed in a group. */
+export interface ItemResult {
+  seq: number;
+  status: 'succeeded' | 'failed' | 'mismatch';
+  size?: number;
+  digests?: Record<string, string>;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+export interface BatchCounts {
+  byStatus: Record<BatchItemStatus, number>;
+  bytesDone: number;
+  errorsByCode: Record<string, number>;
+}
+
+const ITEM_COLUMNS = `seq, grp, name, source, size, version, expected, line, status, job_id, digests,
+  error_code, error_message`;
+
+interface ItemRowRaw {
+  seq: string;
+  grp: string;
+  name: string;
+  source: SourceRef;
+  size: string | null;
+  version: Record<string, string> | null;
+  expected: Record<string, string> | null;
+  line: string | null;
+  status: BatchItemStatus;
+  job_id: string | null;
+  digests: Record<string, string> | null;
+  error_code: string | null;
+  error_message: string | null;
+}
+
+function toItem(row: ItemRowRaw): BatchItemRow {
+  return {
+    seq: Number(row.seq),
+    grp: Number(row.grp),
+    name: row.name,
+    source: row.source,
+    size: row.size === null ? null : Number(row.size),
+    version: row.version,
+    expected: row.expected,
+    line: row.line === null ? null : Number(row.line),
+    status: row.status,
+    jobId: row.job_id,
+    digests: row.digests,
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+  };
+}
+
+/**
+ * One listing page in one statement (arrays unnested server side): items numbered from
+ * `firstSeq`, all in group `firstSeq` (a page is a hashing group). ON CONFLICT DO NOTHING: a
+ * page is never there twice, whatever replays it.
+ */
+export async function insertItems(
+  db: DataSource | EntityManager,
+  batchId: string,
+  firstSeq: number,
+  items: readonly NewBatchItem[],
+): Promise<void> {
+  if (items.length === 0) return;
+  const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+  await db.query(
+    `INSERT INTO batch_items (batch_id, seq, grp, name, source, size, version, expected, line,
+                             status, error_code, error_message, finished_at)
+     SELECT $1, $2::bigint + i.ord - 1, $2, i.name, i.source, i.size, i.version, i.expected, i.line,
+            CASE WHEN i.error_code IS NULL THEN 'pending' ELSE 'failed' END,
+            i.error_code, i.error_message, CASE WHEN i.error_code IS NULL THEN NULL ELSE now() END
+       FROM unnest($3::text[], $4::jsonb[], $5::bigint[], $6::jsonb[], $7::jsonb[], $8::bigint[],
+                   $9::text[], $10::text[])
+            WITH ORDINALITY AS i(name, source, size, version, expected, line, error_code, error_message, ord)
+     ON CONFLICT (batch_id, seq) DO NOTHING`,
+    [
+      batchId,
+      firstSeq,
+      items.map((item) => item.name),
+      items.map((item) => JSON.stringify(item.source)),
+      items.map((item) => item.size ?? null),
+      items.map((item) => json(item.version)),
+      items.map((item) => json(item.expected)),
+      items.map((item) => item.line ?? null),
+      items.map((item) => item.error?.code ?? null),
+      items.map((item) => item.error?.message ?? null),
+    ],
+  );
+}
+
+/**
+ * Every statement on batch_items but the page inserts of the listing (insertItems, in the
+ * listing's transaction) and the outcome of big items (batch_item_settle(), run by a trigger on
+ * jobs). Results are written once: only a pending item takes one, so a group hashed twice (a
+ * stalled worker, Redis lost) still counts each object once.
+ */
+@Injectable()
+export class BatchItemsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The pending items of a group, in listing order. */
+  async pendingOfGroup(batchId: string, group: number): Promise<BatchItemRow[]> {
+    const rows = rawRows<ItemRowRaw>(
+      await this.db.query(
+        `SELECT ${ITEM_COLUMNS} FROM batch_items
+          WHERE batch_id = $1 AND grp = $2 AND status = 'pending' ORDER BY seq`,
+        [batchId, group],
+      ),
+    );
+    return rows.map(toItem);
+  }
+
+  /**
+   * The results of a group in one statement, then the batch ends if they were the last. Returns
+   * how many items took their result (fewer when another run of the group got there first).
+   */
+  async writeResults(batchId: string, results: readonly ItemResult[]): Promise<number> {
+    if (results.length === 0) return 0;
+    return this.db.transaction(async (tx) => {
+      const updated = rawRows<{ seq: string }>(
+        await tx.query(
+          `UPDATE batch_items b
+              SET status = r.status, size = coalesce(r.size, b.size), digests = r.digests,
+                  error_code = r.error_code, error_message = r.error_message, finished_at = now()
+             FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::jsonb[], $6::text[], $7::text[])
+                  AS r(seq, status, size, digests, error_code, error_message)
+            WHERE b.batch_id = $1 AND b.seq = r.seq AND b.status = 'pending'
+            RETURNING b.seq`,
+          [
+            batchId,
+            results.map((r) => r.seq),
+            results.map((r) => r.status),
+            results.map((r) => r.size ?? null),
+            results.map((r) => (r.digests ? JSON.stringify(r.digests) : null)),
+            results.map((r) => r.errorCode ?? null),
+            results.map((r) => r.errorMessage ?? null),
+          ],
+        ),
+      );
+      await tx.query(`SELECT batch_try_finish($1)`, [batchId]);
+      return updated.length;
+    });
+  }
+
+  /**
+   * A big item now runs as job `jobId`: pending → queued. If the job already ended (a replayed
+   * group that finds the job it made before a crash), the item takes its outcome at once.
+   */
+  async linkJob(batchId: string, seq: number, jobId: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.query(
+        `UPDATE batch_items SET status = 'queued', job_id = $3
+          WHERE batch_id = $1 AND seq = $2 AND status = 'pending'`,
+        [batchId, seq, jobId],
+      );
+      await tx.query(`SELECT batch_item_settle($1)`, [jobId]);
+    });
+  }
+
+  /** Groups with pending items (each needs a live BullMQ group job). */
+  async pendingGroups(batchId: string): Promise<number[]> {
+    const rows = rawRows<{ grp: string }>(
+      await this.db.query(
+        `SELECT DISTINCT grp FROM batch_items WHERE batch_id = $1 AND status = 'pending' ORDER BY grp`,
+        [batchId],
+      ),
+    );
+    return rows.map((row) => Number(row.grp));
+  }
+
+  /** Items by status, bytes of the ended ones, and the error codes of the failed ones. */
+  async counts(batchId: string): Promise<BatchCounts> {
+    const rows = rawRows<{ status: BatchItemStatus; error_code: string | null; n: string; bytes: string }>(
+      await this.db.query(
+        `SELECT status, error_code, count(*) AS n, coalesce(sum(size), 0) AS bytes
+           FROM batch_items WHERE batch_id = $1 GROUP BY status, error_code`,
+        [batchId],
+      ),
+    );
+    const byStatus = Object.fromEntries(BATCH_ITEM_STATUSES.map((s) => [s, 0])) as Record<
+      BatchItemStatus,
+      number
+    >;
+    const errorsByCode: Record<string, number> = {};
+    let bytesDone = 0;
+    for (const row of rows) {
+      byStatus[row.status] += Number(row.n);
+      if (row.status !== 'pending' && row.status !== 'queued') bytesDone += Number(row.bytes);
+      if (row.error_code && row.status !== 'canceled') {
+        errorsByCode[row.error_code] = (errorsByCode[row.error_code] ?? 0) + Number(row.n);
+      }
+    }
+    return { byStatus, bytesDone, errorsByCode };
+  }
+
+  /** A page of items after `afterSeq` in listing order (keyset: memory flat whatever the batch). */
+  async page(
+    batchId: string,
+    query: { statuses?: readonly BatchItemStatus[]; afterSeq?: number; limit: number },
+  ): Promise<BatchItemRow[]> {
+    const rows = rawRows<ItemRowRaw>(
+      await this.db.query(
+        `SELECT ${ITEM_COLUMNS} FROM batch_items
+          WHERE batch_id = $1 AND seq > $2 AND ($3::text[] IS NULL OR status = ANY($3))
+          ORDER BY seq LIMIT $4`,
+        [batchId, query.afterSeq ?? 0, query.statuses ?? null, query.limit],
+      ),
+    );
+    return rows.map(toItem);
+  }
+}
