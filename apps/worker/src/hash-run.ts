@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 
 import type { Checkpoint, CheckpointStore } from './checkpoint-store';
 import { expectedDigestError } from './expected-digests';
+import { type FileRangeHost, fileRangeHashers, fileRangeLoop } from './file-range-run';
 import { StateInvalidError } from './job-errors';
 import { JobHashers } from './job-hashers';
 import { RunTimings } from './run-timings';
@@ -147,7 +148,10 @@ export class HashRun {
     const pulse = setInterval(() => this.pulse(), HEARTBEAT_MS);
     let end: LoopEnd;
     try {
-      end = await this.readLoop(opened, hashers);
+      const file = fileRangeHashers(opened, hashers); // a local file: read and hashed natively
+      end = await (file
+        ? fileRangeLoop(this.fileRangeHost(hashers, opened), opened, file)
+        : this.readLoop(opened, hashers));
     } finally {
       clearInterval(pulse); // no heartbeat may race the final write
     }
@@ -215,6 +219,41 @@ export class HashRun {
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
       }
     }
+  }
+
+  /** readLoop's work between chunks, for fileRangeLoop (file-range-run.ts) between ranges. */
+  private fileRangeHost(hashers: RunHashers, opened: OpenedSource): FileRangeHost {
+    const { chunkBytes, checkpointBytes } = this.settings;
+    const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
+    return {
+      rangeBytes: chunkBytes,
+      limits: this.settings.limits,
+      signal: this.reading.signal,
+      position: () => this.position,
+      advance: (count) => {
+        this.bytesRead += count;
+        this.position += count;
+        this.metrics?.bytesHashed(count);
+      },
+      timed: (stage, work) => this.timings.timed(stage, work),
+      aborted: () => {
+        this.writes.throwIfFailed();
+        return 'cancel';
+      },
+      between: async () => {
+        if (this.writes.checkpointInFlight && wouldLag())
+          await this.timings.timed('writeWait', this.writes.settle());
+        this.writes.throwIfFailed();
+        if (this.writes.cancelRequested) return 'cancel';
+        if (this.stopRequested()) return 'hand-back';
+        if (this.checkpointDue()) {
+          if (this.writes.busy && wouldLag())
+            await this.timings.timed('writeWait', this.writes.settle());
+          if (!this.writes.busy) this.startCheckpoint(hashers, opened);
+        }
+        return undefined;
+      },
+    };
   }
 
   /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */

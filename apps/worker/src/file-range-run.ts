@@ -1,0 +1,106 @@
+import { FileReadError, type Hasher, updateFromFile } from '@hashq/native';
+import { type OpenedSource, ReadGuard, type ReadLimits, SourceError } from '@hashq/sources';
+
+import type { RunStage } from './run-timings';
+
+/** What the file range loop needs from its run (HashRun). */
+export interface FileRangeHost {
+  /** Bytes per native call: the chunk size, so checkpoints fall where they do for streams. */
+  readonly rangeBytes: number;
+  readonly limits: ReadLimits;
+  /** Aborted on a cancel (or a failed write): ends the wait for a range. */
+  readonly signal: AbortSignal;
+  /** Offset the next range starts at (the hashed position). */
+  position(): number;
+  /** `count` bytes were read and hashed. */
+  advance(count: number): void;
+  timed<T>(stage: RunStage, work: Promise<T>): Promise<T>;
+  /**
+   * What the stream loop does between chunks (write lag, failed write, cancel, shutdown,
+   * checkpoint): 'cancel' or 'hand-back' to stop, undefined to go on.
+   */
+  between(): Promise<'cancel' | 'hand-back' | undefined>;
+  /** The wait for a range was aborted: throws a failed write's error, else 'cancel'. */
+  aborted(): 'cancel';
+}
+
+/**
+ * The Hashers to feed natively from the file's own descriptor, or null when the run must use the
+ * stream: a source without a descriptor (not a local file) or hashers that are not plain.
+ */
+export function fileRangeHashers(
+  opened: OpenedSource,
+  hashers: unknown,
+): { fd: number; list: Hasher[] } | null {
+  if (opened.fd === undefined || opened.size === null) return null;
+  const list = (hashers as { list?: () => Hasher[] }).list?.();
+  return list && list.length > 0 ? { fd: opened.fd, list } : null;
+}
+
+/**
+ * A length marker for the ReadGuard: the bytes of a range went from the file to the hashers on one
+ * pool thread (updateFromFile), so the guard sees only how many arrived. Never written or read;
+ * untouched pages of it cost no memory.
+ */
+let markerBuffer = Buffer.alloc(0);
+function marker(length: number): Buffer {
+  if (markerBuffer.length < length) markerBuffer = Buffer.allocUnsafeSlow(length);
+  return markerBuffer.subarray(0, length);
+}
+
+/**
+ * The read/hash loop of a local file: each range of `rangeBytes` is read with pread from the
+ * descriptor opened beneath the roots (never the path again) and hashed into every hasher on ONE
+ * libuv pool thread, in a small buffer that stays in that core's cache. Between ranges the hashers
+ * are idle, so checkpoints serialize them as the stream loop does between chunks; the ReadGuard
+ * watches each range as it watches a chunk (cancel, SOURCE_TOO_SLOW, SOURCE_TOO_LARGE). A short
+ * read (the file shrank) ends the loop; the run's end-of-read check then fails it SOURCE_CHANGED.
+ */
+export async function fileRangeLoop(
+  host: FileRangeHost,
+  opened: OpenedSource,
+  target: { fd: number; list: Hasher[] },
+): Promise<'end' | 'cancel' | 'hand-back'> {
+  const size = opened.size!;
+  const guard = new ReadGuard(host.limits, host.signal);
+  async function* ranges(): AsyncGenerator<Buffer> {
+    for (let at = host.position(); at < size;) {
+      const wanted = Math.min(host.rangeBytes, size - at);
+      const got = await host.timed('hash', readRange(target, at, wanted));
+      guard.onBytes(got);
+      if (got === 0) return;
+      at += got;
+      yield marker(got);
+      if (got < wanted) return;
+    }
+  }
+  const watched = await guard.watch({ ...opened, stream: ranges() }, host.position());
+  const it = watched.stream[Symbol.asyncIterator]();
+  for (;;) {
+    let read: IteratorResult<Buffer>;
+    try {
+      read = await it.next();
+    } catch (err) {
+      if (host.signal.aborted) return host.aborted();
+      throw err;
+    }
+    if (read.done) return 'end';
+    host.advance(read.value.length);
+    const stop = await host.between();
+    if (stop) return stop;
+  }
+}
+
+/** One range into the hashers; a failed read is the source's fault (retried), as for streams. */
+async function readRange(
+  target: { fd: number; list: Hasher[] },
+  offset: number,
+  length: number,
+): Promise<number> {
+  try {
+    return await updateFromFile(target.list, target.fd, offset, length);
+  } catch (err) {
+    if (!(err instanceof FileReadError)) throw err;
+    throw new SourceError('SOURCE_READ_FAILED', err.message, { errno: err.code, offset });
+  }
+}
