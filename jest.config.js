@@ -12,7 +12,8 @@ module.exports = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
   moduleNameMapper: {
-    '^@hashq/(batches|bench|config|crypto|database|jobs|sources)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@hashq/(batches|bench|config|crypto|database|jobs|sources)$':
+      '<rootDir>/libs/$1/src/index.ts',
     '^@hashq/(batches|bench|config|crypto|database|jobs|sources)/(.*)$': '<rootDir>/libs/$1/src/$2',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -1,0 +1,3 @@
+export * from './listing/directory-lister';
+export * from './listing/glob';
+export * from './listing/types';
