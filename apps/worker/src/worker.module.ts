@@ -1,13 +1,17 @@
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
-import { bullRootModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
+import { BatchQueuesModule, BatchReconcilerModule } from '@hashq/batches/batch-dispatch';
+import { bullRootModule, HashQueueModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 
+import { BatchGroupProcessor } from './batches/batch-group.processor';
+import { BatchListProcessor } from './batches/batch-list.processor';
+import { BatchListers } from './batches/batch-listers';
 import { BenchmarkModule } from './benchmark/benchmark.module';
 import { CheckpointStore } from './checkpoint-store';
 import { HashProcessor } from './hash.processor';
@@ -25,6 +29,9 @@ export class WorkerModule {
         JobStoreModule,
         QueueReconcilerModule,
         BenchmarkModule,
+        BatchQueuesModule,
+        BatchReconcilerModule,
+        HashQueueModule,
       ],
       providers: [
         {
@@ -72,6 +79,9 @@ export class WorkerModule {
         },
         WorkerMetrics,
         HashProcessor,
+        BatchListers,
+        BatchListProcessor,
+        BatchGroupProcessor,
       ],
     };
   }

@@ -1,5 +1,6 @@
 import { rawRows } from '@hashq/database';
 import type { SourceRef } from '@hashq/jobs';
+import type { SourceVersion } from '@hashq/sources';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -19,8 +20,8 @@ export interface NewBatchItem {
   name: string;
   source: SourceRef;
   size?: number;
-  /** What the item is pinned to (e.g. the S3 listing's ETag and version id). */
-  version?: Record<string, string>;
+  /** What the item is pinned to (e.g. the S3 listing's ETag, size and version id). */
+  version?: SourceVersion;
   expected?: Record<string, string>;
   line?: number;
   /** The item fails at once (a bad line of a referenced manifest). */
@@ -34,7 +35,7 @@ export interface BatchItemRow {
   name: string;
   source: SourceRef;
   size: number | null;
-  version: Record<string, string> | null;
+  version: SourceVersion | null;
   expected: Record<string, string> | null;
   line: number | null;
   status: BatchItemStatus;
@@ -70,7 +71,7 @@ interface ItemRowRaw {
   name: string;
   source: SourceRef;
   size: string | null;
-  version: Record<string, string> | null;
+  version: SourceVersion | null;
   expected: Record<string, string> | null;
   line: string | null;
   status: BatchItemStatus;

@@ -1,0 +1,125 @@
+import { realpathSync } from 'node:fs';
+
+import { BatchItemsRepository, type BatchItemRow } from '@hashq/batches/batch-items.repository';
+import { type BatchRow, BatchesRepository } from '@hashq/batches/batches.repository';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
+import {
+  BATCH_GROUP_QUEUE,
+  type BatchGroupJobData,
+  HASH_QUEUE,
+  type HashJobData,
+  hashJobOptions,
+  JobsRepository,
+} from '@hashq/jobs';
+import { SourceFactory } from '@hashq/sources';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { Inject } from '@nestjs/common';
+import type { Job, Queue } from 'bullmq';
+import type { Logger } from 'pino';
+
+import { hashGroup } from './hash-group';
+
+function workerOptions() {
+  const { worker: settings, batches } = loadConfig();
+  return {
+    concurrency: batches.groupConcurrency,
+    lockDuration: settings.lockDurationMs,
+    stalledInterval: settings.stalledIntervalMs,
+    maxStalledCount: settings.maxStalledCount,
+  };
+}
+
+/**
+ * The hashing step of a batch: one BullMQ job per group (a listing page). Its small pending items
+ * are hashed at once (hashGroup) and their results written in one statement; a big item (or one of
+ * unknown size) becomes an ordinary durable job, with checkpoints and resume, linked to its item.
+ * Running a group twice is harmless: only pending items take a result, and a big item's job is
+ * made under an idempotency key of its own.
+ */
+@Processor(BATCH_GROUP_QUEUE, workerOptions())
+export class BatchGroupProcessor extends WorkerHost {
+  private readonly fileRoots: string[];
+
+  constructor(
+    private readonly batches: BatchesRepository,
+    private readonly items: BatchItemsRepository,
+    private readonly jobs: JobsRepository,
+    private readonly sources: SourceFactory,
+    @InjectQueue(HASH_QUEUE) private readonly hashQueue: Queue<HashJobData>,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+    @Inject(HASHQ_LOGGER) private readonly log: Logger,
+  ) {
+    super();
+    this.fileRoots = config.fileRoots.map((root) => {
+      try {
+        return realpathSync(root);
+      } catch {
+        return root;
+      }
+    });
+  }
+
+  async process(job: Job<BatchGroupJobData>): Promise<{ status: string; hashed?: number }> {
+    const { batchId, group } = job.data;
+    const batch = await this.batches.find(batchId);
+    if (!batch || batch.status !== 'running') return { status: 'skipped' };
+    const log = this.log.child({ batchId, group, attempt: job.attemptsMade + 1 });
+    const pending = await this.items.pendingOfGroup(batchId, group);
+    const small = pending.filter((item) => this.isSmall(item, batch));
+    const big = pending.filter((item) => !this.isSmall(item, batch));
+    for (const item of big) await this.startJob(batch, item);
+    const results = await hashGroup(small, {
+      algorithms: batch.algorithms,
+      outputLength: batch.options.outputLength,
+      fileRoots: this.fileRoots,
+      sources: this.sources,
+      remoteParallel: 8,
+      lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+    });
+    const written = await this.items.writeResults(batchId, results);
+    log.debug({ hashed: small.length, written, jobs: big.length }, 'batch group done');
+    return { status: 'done', hashed: written };
+  }
+
+  @OnWorkerEvent('error')
+  onError(err: Error): void {
+    this.log.error({ err: err.message }, 'batch group worker error');
+  }
+
+  /**
+   * Hashed in the group: a size known below BATCH_SMALL_ITEM_BYTES. verify "s3" needs the jobs'
+   * S3 checksum machinery: every item of such a batch runs as a job.
+   */
+  private isSmall(item: BatchItemRow, batch: BatchRow): boolean {
+    return (
+      batch.options.verify !== 's3' &&
+      item.size !== null &&
+      item.size < this.config.batches.smallItemBytes
+    );
+  }
+
+  /** The item as an ordinary job (made once per dispatch round: the idempotency key says which). */
+  private async startJob(batch: BatchRow, item: BatchItemRow): Promise<void> {
+    const result = await this.jobs.insert({
+      tenantId: batch.tenantId,
+      source: item.source,
+      algorithms: batch.algorithms,
+      options: {
+        ...(batch.options.outputLength ? { outputLength: batch.options.outputLength } : {}),
+        ...(batch.options.priority ? { priority: batch.options.priority } : {}),
+        ...(item.expected ? { expected: item.expected } : {}),
+        ...(batch.options.verify === 's3' ? { s3Checksum: true } : {}),
+      },
+      totalBytes: item.size,
+      idempotencyKey: `batch:${batch.id}:${batch.dispatchRound}:${item.seq}`,
+    });
+    await this.items.linkJob(batch.id, item.seq, result.job.id);
+    if (result.job.status === 'queued') {
+      await this.hashQueue.add(
+        'hash',
+        { jobId: result.job.id },
+        hashJobOptions(result.job.id, batch.options.priority),
+      );
+    }
+  }
+}

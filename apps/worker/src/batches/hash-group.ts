@@ -1,0 +1,162 @@
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { relative } from 'node:path';
+
+import type { BatchItemRow, ItemResult } from '@hashq/batches/batch-items.repository';
+import { createHasher, hashFiles, type Hasher } from '@hashq/native';
+import type { SourceFactory, SourceSpec } from '@hashq/sources';
+import { isWithin } from '@hashq/sources/open-beneath';
+
+import { classifyError } from '../job-errors';
+
+export interface GroupSettings {
+  algorithms: readonly string[];
+  outputLength?: number;
+  /** Real paths of HASHQ_FILE_ROOTS: file items are opened beneath the root that holds them. */
+  fileRoots: readonly string[];
+  sources: SourceFactory;
+  /** Remote items read at once. */
+  remoteParallel: number;
+  /** The group's last attempt: a transient fault is then the item's result too. */
+  lastAttempt: boolean;
+}
+
+/**
+ * Hashes the small items of one group and tells each one's outcome (a result per item, never a
+ * throw for one item's fault; a transient fault, e.g. S3 unreachable, is thrown so BullMQ retries
+ * the group). Local files go to the native layer in one call per root (opened with
+ * RESOLVE_BENEATH, read and hashed on the thread pool, no JavaScript per file); remote items are
+ * streamed through their Source, a few at once.
+ */
+export async function hashGroup(
+  items: readonly BatchItemRow[],
+  settings: GroupSettings,
+): Promise<ItemResult[]> {
+  const files = items.filter((item) => item.source.type === 'file');
+  const remote = items.filter((item) => item.source.type !== 'file');
+  const results = [
+    ...(await hashFileItems(files, settings)),
+    ...(await mapLimited(remote, settings.remoteParallel, (item) =>
+      hashRemoteItem(item, settings),
+    )),
+  ];
+  return results.map((result, index) => verify(result, [...files, ...remote][index]));
+}
+
+/** An item with expected digests (verify mode) that hashed to others is a mismatch. */
+function verify(result: ItemResult, item: BatchItemRow): ItemResult {
+  if (result.status !== 'succeeded' || !item.expected || !result.digests) return result;
+  const differing = Object.entries(item.expected).filter(
+    ([algorithm, hex]) => result.digests![algorithm] !== hex.toLowerCase(),
+  );
+  if (differing.length === 0) return result;
+  return {
+    ...result,
+    status: 'mismatch',
+    errorCode: 'DIGEST_MISMATCH',
+    errorMessage: `digest differs from the expected one: ${differing.map(([a]) => a).join(', ')}`,
+  };
+}
+
+async function hashFileItems(
+  items: readonly BatchItemRow[],
+  settings: GroupSettings,
+): Promise<ItemResult[]> {
+  const results = new Map<number, ItemResult>();
+  const byRoot = new Map<string, BatchItemRow[]>();
+  for (const item of items) {
+    const path = (item.source as { path: string }).path;
+    const root = settings.fileRoots.find((candidate) => isWithin(candidate, path));
+    if (!root) {
+      results.set(item.seq, failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots'));
+      continue;
+    }
+    byRoot.set(root, [...(byRoot.get(root) ?? []), item]);
+  }
+  for (const [root, rooted] of byRoot) {
+    const dir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
+    try {
+      const names = rooted.map((item) => relative(root, (item.source as { path: string }).path));
+      const hashed = await hashFiles(dir.fd, names, settings.algorithms, {
+        outputLength: settings.outputLength,
+      });
+      rooted.forEach((item, i) => {
+        const error = hashed.error(i);
+        if (error) {
+          results.set(item.seq, failed(item, error.code, error.message));
+          return;
+        }
+        const digests: Record<string, string> = {};
+        settings.algorithms.forEach((algorithm, a) => {
+          digests[algorithm] = hashed.digest(i, a).toString('hex');
+        });
+        results.set(item.seq, {
+          seq: item.seq,
+          status: 'succeeded',
+          size: hashed.size(i),
+          digests,
+        });
+      });
+    } finally {
+      await dir.close();
+    }
+  }
+  return items.map((item) => results.get(item.seq)!);
+}
+
+async function hashRemoteItem(item: BatchItemRow, settings: GroupSettings): Promise<ItemResult> {
+  let opened;
+  try {
+    const source = settings.sources.create(item.source as unknown as SourceSpec);
+    opened = await source.open(0, item.version);
+  } catch (err) {
+    return itemError(item, err, settings.lastAttempt);
+  }
+  try {
+    const hashers: Hasher[] = settings.algorithms.map((name) =>
+      createHasher(name, { outputLength: settings.outputLength }),
+    );
+    let size = 0;
+    for await (const chunk of opened.stream) {
+      size += chunk.length;
+      for (const hasher of hashers) hasher.update(chunk);
+    }
+    const digests: Record<string, string> = {};
+    settings.algorithms.forEach((name, a) => {
+      digests[name] = Buffer.from(hashers[a].digest()).toString('hex');
+    });
+    return { seq: item.seq, status: 'succeeded', size, digests };
+  } catch (err) {
+    return itemError(item, err, settings.lastAttempt);
+  } finally {
+    await opened.close();
+  }
+}
+
+/** A permanent fault is the item's result; a transient one fails the group (BullMQ retries it). */
+function itemError(item: BatchItemRow, err: unknown, lastAttempt: boolean): ItemResult {
+  const error = classifyError(err);
+  if (!error.permanent && !lastAttempt) throw err;
+  return failed(item, error.code, error.message);
+}
+
+function failed(item: BatchItemRow, code: string, message: string): ItemResult {
+  return { seq: item.seq, status: 'failed', errorCode: code, errorMessage: message };
+}
+
+async function mapLimited<T, R>(
+  values: readonly T[],
+  limit: number,
+  run: (value: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array<R>(values.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, values.length) }, async () => {
+    while (next < values.length) {
+      const index = next++;
+      out[index] = await run(values[index]);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}
