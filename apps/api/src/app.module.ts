@@ -4,6 +4,7 @@ import { bullRootModule } from '@hashq/jobs';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
+import { BatchesModule } from './batches/batches.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';
 import { DigestSessionsModule } from './digest-sessions/digest-sessions.module';
 import { HealthModule } from './health/health.module';
@@ -26,6 +27,7 @@ export class AppModule {
         HealthModule,
         MetricsModule,
         DigestSessionsModule,
+        BatchesModule,
       ],
     };
   }

@@ -1,8 +1,13 @@
+import { BatchQueuesModule, BatchReconcilerModule } from '@hashq/batches/batch-dispatch';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
-import { BatchQueuesModule, BatchReconcilerModule } from '@hashq/batches/batch-dispatch';
-import { bullRootModule, HashQueueModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
+import {
+  bullRootModule,
+  HashQueueModule,
+  JobStoreModule,
+  QueueReconcilerModule,
+} from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';

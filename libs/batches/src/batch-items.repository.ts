@@ -219,7 +219,12 @@ export class BatchItemsRepository {
 
   /** Items by status, bytes of the ended ones, and the error codes of the failed ones. */
   async counts(batchId: string): Promise<BatchCounts> {
-    const rows = rawRows<{ status: BatchItemStatus; error_code: string | null; n: string; bytes: string }>(
+    const rows = rawRows<{
+      status: BatchItemStatus;
+      error_code: string | null;
+      n: string;
+      bytes: string;
+    }>(
       await this.db.query(
         `SELECT status, error_code, count(*) AS n, coalesce(sum(size), 0) AS bytes
            FROM batch_items WHERE batch_id = $1 GROUP BY status, error_code`,

@@ -34,7 +34,7 @@ export interface SubmitResult {
 }
 
 /** Stable JSON (sorted keys) of a request, so equal bodies hash equal whatever their key order. */
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 
-import { BatchItemsRepository, type BatchItemRow } from '@hashq/batches/batch-items.repository';
-import { type BatchRow, BatchesRepository } from '@hashq/batches/batches.repository';
+import { type BatchItemRow,BatchItemsRepository } from '@hashq/batches/batch-items.repository';
+import { BatchesRepository,type BatchRow } from '@hashq/batches/batches.repository';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import {
   BATCH_GROUP_QUEUE,

@@ -154,7 +154,10 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
       log.error({ code: failure.code, error: failure.message }, 'batch failed');
       return new UnrecoverableError(`${failure.code}: ${failure.message}`);
     }
-    log.warn({ code: error.code, error: error.message }, 'batch listing: transient error, retrying');
+    log.warn(
+      { code: error.code, error: error.message },
+      'batch listing: transient error, retrying',
+    );
     return err instanceof Error ? err : new Error(String(err));
   }
 }

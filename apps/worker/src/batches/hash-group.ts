@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { relative } from 'node:path';
 
 import type { BatchItemRow, ItemResult } from '@hashq/batches/batch-items.repository';
-import { createHasher, hashFiles, type Hasher } from '@hashq/native';
+import { createHasher, type Hasher,hashFiles } from '@hashq/native';
 import type { SourceFactory, SourceSpec } from '@hashq/sources';
 import { isWithin } from '@hashq/sources/open-beneath';
 
@@ -68,7 +68,10 @@ async function hashFileItems(
     const path = (item.source as { path: string }).path;
     const root = settings.fileRoots.find((candidate) => isWithin(candidate, path));
     if (!root) {
-      results.set(item.seq, failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots'));
+      results.set(
+        item.seq,
+        failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots'),
+      );
       continue;
     }
     byRoot.set(root, [...(byRoot.get(root) ?? []), item]);

@@ -1,0 +1,157 @@
+/**
+ * Directory batches end to end: HTTP → API (in process) → PostgreSQL + BullMQ → a real worker
+ * process → the report, checked by coreutils' `sha256sum -c` run in the directory and by Node's
+ * crypto item by item.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+import type { INestApplication } from '@nestjs/common';
+
+import { createApiApp } from './helpers/api';
+import { AWKWARD_NAMES, BatchClient, sha256, writeTree } from './helpers/batches';
+import { type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
+
+const run = promisify(execFile);
+
+describe('directory batches through the API and a real worker', () => {
+  const env = new WorkerTestEnv();
+  let app: INestApplication;
+  let worker: WorkerProcess;
+  let client: BatchClient;
+
+  beforeAll(async () => {
+    await env.setUp();
+    app = await createApiApp(env.env);
+    // Small groups (several per batch) and a small threshold (a 300 KiB file runs as a job).
+    worker = env.startWorker({ BATCH_GROUP_SIZE: '4', BATCH_SMALL_ITEM_BYTES: String(256 * 1024) });
+    await worker.waitForLog((line) => line.msg === 'worker started');
+    client = new BatchClient(app, () => [worker]);
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await app?.close();
+    await env.tearDown();
+  });
+
+  it('hashes a tree with awkward names; `sha256sum -c` of the report passes in the directory', async () => {
+    const files: Record<string, Buffer> = {};
+    AWKWARD_NAMES.forEach((name, i) => (files[name] = randomBytes(1000 + i * 37)));
+    files['empty file'] = Buffer.alloc(0);
+    files['big/one.bin'] = randomBytes(300 * 1024); // above the threshold: an ordinary job
+    const dir = await writeTree(join(env.dataDir, 'tree'), files);
+
+    const submitted = await client.submit({
+      source: { type: 'directory', path: dir },
+      algorithms: ['sha256', 'sha1'],
+    });
+    expect(submitted.status).toBe('queued');
+    const batch = await client.ended(submitted.id);
+    const count = Object.keys(files).length;
+    expect(batch.status).toBe('succeeded');
+    expect(batch.items).toMatchObject({
+      total: count,
+      listed: count,
+      done: count,
+      succeeded: count,
+    });
+    expect(batch.bytes.done).toBe(Object.values(files).reduce((n, b) => n + b.length, 0));
+
+    const items = await client.items(submitted.id);
+    expect(items.map((item) => item.name).sort()).toEqual(Object.keys(files).sort());
+    for (const item of items) {
+      expect(item.digests!.sha256.hex).toBe(sha256(files[item.name]));
+      expect(item.digests!.sha256.base64).toBe(
+        Buffer.from(sha256(files[item.name]), 'hex').toString('base64'),
+      );
+      expect(item.size).toBe(files[item.name].length);
+    }
+    expect(items.find((item) => item.name === 'big/one.bin')!.jobId).not.toBeNull();
+
+    const report = await client.report(submitted.id, 'sha256sum');
+    await writeFile(join(env.dataDir, 'report.sha256'), report);
+    const { stdout } = await run(
+      'sha256sum',
+      ['-c', '--strict', join(env.dataDir, 'report.sha256')],
+      {
+        cwd: dir,
+      },
+    );
+    expect(stdout.split('\n').filter((line) => line.endsWith(': OK'))).toHaveLength(count);
+  });
+
+  it('an empty directory succeeds with 0 items', async () => {
+    const dir = join(env.dataDir, 'empty');
+    await mkdir(dir);
+    const batch = await client.ended(
+      (await client.submit({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] }))
+        .id,
+    );
+    expect(batch.status).toBe('succeeded');
+    expect(batch.items).toMatchObject({ total: 0, done: 0 });
+    expect((await client.report(batch.id, 'sha256sum')).length).toBe(0);
+  });
+
+  it('a missing directory fails the batch with SOURCE_NOT_FOUND', async () => {
+    const batch = await client.ended(
+      (
+        await client.submit({
+          source: { type: 'directory', path: join(env.dataDir, 'nope') },
+          algorithms: ['sha256'],
+        })
+      ).id,
+    );
+    expect(batch.status).toBe('failed');
+    expect(batch.error!.code).toBe('SOURCE_NOT_FOUND');
+  });
+
+  it('refuses bad sources before anything runs', async () => {
+    const bad = async (source: unknown, status: number, code: string) => {
+      const res = await client
+        .http()
+        .post('/v1/batches')
+        .send({ source, algorithms: ['sha256'] });
+      expect({ status: res.status, code: res.body.error?.code }).toEqual({ status, code });
+    };
+    await bad({ type: 'directory', path: '/etc' }, 403, 'PATH_OUTSIDE_ROOTS');
+    await bad({ type: 'directory', path: 'relative' }, 400, 'INVALID_SOURCE');
+    await bad({ type: 'directory', path: env.dataDir, extra: 1 }, 400, 'INVALID_SOURCE');
+    await bad({ type: 'ftp' }, 400, 'INVALID_SOURCE');
+    await bad({ type: 's3', bucket: 'B!' }, 400, 'INVALID_SOURCE');
+    const res = await client
+      .http()
+      .post('/v1/batches')
+      .send({ source: { type: 'directory', path: env.dataDir }, algorithms: ['nope'] });
+    expect(res.body.error.code).toBe('UNKNOWN_ALGORITHM');
+  });
+
+  it('replays an Idempotency-Key, lists batches in pages and hides unknown ids', async () => {
+    const dir = await writeTree(join(env.dataDir, 'idem'), { a: Buffer.from('a') });
+    const body = { source: { type: 'directory', path: dir }, algorithms: ['sha256'] };
+    const first = await client.submit(body, 'key-1');
+    const again = await client.submit(body, 'key-1');
+    expect(again.id).toBe(first.id);
+    const conflict = await client
+      .http()
+      .post('/v1/batches')
+      .set('Idempotency-Key', 'key-1')
+      .send({ ...body, algorithms: ['sha1'] });
+    expect(conflict.status).toBe(409);
+    await client.ended(first.id);
+
+    const page1 = await client.http().get('/v1/batches').query({ limit: 2 }).expect(200);
+    expect(page1.body.items).toHaveLength(2);
+    const page2 = await client
+      .http()
+      .get('/v1/batches')
+      .query({ limit: 2, cursor: page1.body.nextCursor })
+      .expect(200);
+    expect(page2.body.items[0].id).not.toBe(page1.body.items[1].id);
+    await client.http().get('/v1/batches/6e0f6a47-3b0a-4f57-9d1c-3b7a4e7f0c11').expect(404);
+    await client.http().get('/v1/batches/not-a-uuid').expect(404);
+  });
+});
