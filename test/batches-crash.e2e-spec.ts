@@ -12,10 +12,14 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 
 import { createApiApp } from './helpers/api';
+import { deleteRedisKeys } from './helpers/env';
 import { BatchClient, sha256, writeTree } from './helpers/batches';
 import { fileDigest, MiB, type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
 const FILES = 3000;
+
+// The machine is shared: whole batches through real processes get generous time.
+jest.setTimeout(300_000);
 
 describe('batches survive killed workers', () => {
   const env = new WorkerTestEnv();
@@ -129,6 +133,41 @@ describe('batches survive killed workers', () => {
       expect(item.digests!.sha256.hex).toBe(sha256(files[item.name]));
     }
     for (const worker of workers) await worker.stop();
+  });
+
+  it('after Redis loses every key mid-batch, the reconciler brings the batch back from PostgreSQL', async () => {
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 1000; i++) files[`f${i}`] = randomBytes(100 + (i % 13));
+    const dir = await writeTree(join(env.dataDir, 'flushed'), files);
+    const fast = { LEASE_SECONDS: '5', RECONCILE_SECONDS: '1' };
+    const first = env.startWorker({ ...settings, ...fast });
+    workers.push(first);
+    await first.waitForLog((line) => line.msg === 'worker started');
+    const { id } = await client.submit({
+      source: { type: 'directory', path: dir },
+      algorithms: ['sha256'],
+    });
+    while ((await batchRow(id)).listed < 100) await new Promise((r) => setTimeout(r, 5));
+    const rowLock = await locker(`SELECT 1 FROM batches WHERE id = $1 FOR UPDATE`, [id]);
+    await waitForLockWaiter(first);
+    await kill(first);
+    await deleteRedisKeys(env.env.redisUrl, env.env.queuePrefix);
+    await rowLock.end();
+
+    const second = env.startWorker({ ...settings, ...fast });
+    workers.push(second);
+    const batch = await client.ended(id, 120_000);
+    expect(batch.status).toBe('succeeded');
+    expect(batch.items).toMatchObject({ total: 1000, succeeded: 1000 });
+    expect(
+      second.lines.some((line) => line.msg === 're-enqueued batch work missing from Redis'),
+    ).toBe(true);
+    const { rows } = await env.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM batch_items WHERE batch_id = $1`,
+      [id],
+    );
+    expect(rows[0].n).toBe(1000);
+    await second.stop();
   });
 
   it('a big item runs as a job and resumes from its checkpoint after a kill', async () => {

@@ -38,7 +38,7 @@ export class BatchSourceResolver {
     this.guard = new NetGuard(config.allowHosts);
   }
 
-  resolve(source: unknown, verify: 's3' | undefined): ResolvedBatchSource {
+  async resolve(source: unknown, verify: 's3' | undefined): Promise<ResolvedBatchSource> {
     if (typeof source !== 'object' || source === null || Array.isArray(source)) {
       throw invalid('source must be an object with a "type"', source);
     }
@@ -101,7 +101,11 @@ export class BatchSourceResolver {
   }
 
   /** A manifest or a SUM file: inline (`content`, checked line by line now) or by `ref`. */
-  private list(type: 'manifest' | 'sums', fields: Fields, source: unknown): ResolvedBatchSource {
+  private async list(
+    type: 'manifest' | 'sums',
+    fields: Fields,
+    source: unknown,
+  ): Promise<ResolvedBatchSource> {
     const { content, ref, base, format, ...rest } = fields;
     rejectUnknown(rest, source);
     if ((content === undefined) === (ref === undefined))
@@ -128,7 +132,7 @@ export class BatchSourceResolver {
         { bytes, maxBytes: this.config.batches.manifestMaxBytes },
       );
     }
-    checkInlineList(normalized, content);
+    await checkInlineList(normalized, content);
     return { source: normalized, manifest: content };
   }
 

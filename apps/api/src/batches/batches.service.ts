@@ -74,7 +74,7 @@ export class BatchesService {
       outputLength: dto.outputLength,
       priority: dto.priority,
     });
-    const { source, manifest } = this.sources.resolve(dto.source, dto.verify);
+    const { source, manifest } = await this.sources.resolve(dto.source, dto.verify);
     const active = await this.batches.countActive();
     if (active >= this.config.batches.maxActive) {
       throw new ApiError(

@@ -1,9 +1,24 @@
 import type { BatchSource } from '@hashq/batches/batches.repository';
+import { ManifestInvalidError, parseInlineManifest } from '@hashq/batches/listing/manifest';
+
+import { ApiError } from '../common/api-error';
 
 /**
- * Checks every line of an inline manifest or SUM file before anything runs: the first bad line is
- * a 400 MANIFEST_LINE_INVALID with its number and reason. The parsers are @hashq/batches'.
+ * Checks every line of an inline manifest or SUM file before anything runs: bad lines are a 400
+ * MANIFEST_LINE_INVALID naming the first one (its number and why) and listing the others.
  */
-export function checkInlineList(_source: BatchSource, _content: string): void {
-  // Wired to the manifest and SUM parsers of @hashq/batches when they land (h-listing).
+export async function checkInlineList(source: BatchSource, content: string): Promise<void> {
+  try {
+    if (source.type === 'manifest') {
+      await parseInlineManifest(content, (source.format as 'csv' | 'lines' | undefined) ?? 'auto');
+    }
+  } catch (err) {
+    if (err instanceof ManifestInvalidError) {
+      throw ApiError.badRequest('MANIFEST_LINE_INVALID', err.message, {
+        line: err.errors[0].line,
+        errors: err.errors,
+      });
+    }
+    throw err;
+  }
 }

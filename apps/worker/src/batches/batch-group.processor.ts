@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 
-import { type BatchItemRow,BatchItemsRepository } from '@hashq/batches/batch-items.repository';
-import { BatchesRepository,type BatchRow } from '@hashq/batches/batches.repository';
+import { type BatchItemRow, BatchItemsRepository } from '@hashq/batches/batch-items.repository';
+import { BatchesRepository, type BatchRow } from '@hashq/batches/batches.repository';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import {
   BATCH_GROUP_QUEUE,
@@ -64,12 +65,12 @@ export class BatchGroupProcessor extends WorkerHost {
     const batch = await this.batches.find(batchId);
     if (!batch || batch.status !== 'running') return { status: 'skipped' };
     const log = this.log.child({ batchId, group, attempt: job.attemptsMade + 1 });
-    const pending = await this.items.pendingOfGroup(batchId, group);
+    const pending = await withLocalSizes(await this.items.pendingOfGroup(batchId, group));
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
     const results = await hashGroup(small, {
-      algorithms: batch.algorithms,
+      algorithms: algorithmsFor(batch, small),
       outputLength: batch.options.outputLength,
       fileRoots: this.fileRoots,
       sources: this.sources,
@@ -103,7 +104,7 @@ export class BatchGroupProcessor extends WorkerHost {
     const result = await this.jobs.insert({
       tenantId: batch.tenantId,
       source: item.source,
-      algorithms: batch.algorithms,
+      algorithms: algorithmsFor(batch, [item]),
       options: {
         ...(batch.options.outputLength ? { outputLength: batch.options.outputLength } : {}),
         ...(batch.options.priority ? { priority: batch.options.priority } : {}),
@@ -122,4 +123,29 @@ export class BatchGroupProcessor extends WorkerHost {
       );
     }
   }
+}
+
+/**
+ * Local items listed without a size (a SUM file, a manifest of paths) get it from lstat, so that
+ * small ones are hashed in the group; a link counts as small (the group opens it beneath its root,
+ * whatever it names) and so does a missing file (the group records SOURCE_NOT_FOUND).
+ */
+async function withLocalSizes(items: BatchItemRow[]): Promise<BatchItemRow[]> {
+  return Promise.all(
+    items.map(async (item) => {
+      if (item.size !== null || item.source.type !== 'file') return item;
+      const size = await lstat(item.source.path).then(
+        (stats) => stats.size,
+        () => 0,
+      );
+      return { ...item, size };
+    }),
+  );
+}
+
+/** The batch's algorithms and those the items' expected digests name (a SUM file's BSD tags). */
+function algorithmsFor(batch: BatchRow, items: readonly BatchItemRow[]): string[] {
+  const names = new Set(batch.algorithms);
+  for (const item of items) for (const name of Object.keys(item.expected ?? {})) names.add(name);
+  return [...names];
 }

@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { relative } from 'node:path';
 
 import type { BatchItemRow, ItemResult } from '@hashq/batches/batch-items.repository';
-import { createHasher, type Hasher,hashFiles } from '@hashq/native';
+import { createHasher, type Hasher, hashFiles } from '@hashq/native';
 import type { SourceFactory, SourceSpec } from '@hashq/sources';
 import { isWithin } from '@hashq/sources/open-beneath';
 
