@@ -5,3 +5,8 @@ export * from './listing/lines';
 export * from './listing/manifest';
 export * from './listing/s3-lister';
 export * from './listing/types';
+export * from './report/types';
+export * from './report/writers';
+export * from './sums/algorithm-tags';
+export * from './sums/coreutils-names';
+export * from './sums/sum-parser';

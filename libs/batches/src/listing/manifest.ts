@@ -71,13 +71,13 @@ export async function* parseManifest(
     const text = lineText(withoutBom(record));
     const line = record.start.line;
     if (text === null) {
-      yield { ...invalid(line, 'line is not UTF-8', ''), next: record.next };
+      yield { ...invalidLine(line, 'line is not UTF-8', ''), next: record.next };
       continue;
     }
     const content = text.endsWith('\r') ? text.slice(0, -1) : text;
     if (content.trim() === '') continue;
     if (record.tooLong) {
-      yield { ...invalid(line, 'line is too long', content.slice(0, 256)), next: record.next };
+      yield { ...invalidLine(line, 'line is too long', content.slice(0, 256)), next: record.next };
       continue;
     }
     if (resolved !== 'csv' && content.startsWith('#')) continue; // no CSV record starts so
@@ -90,14 +90,22 @@ export async function* parseManifest(
  * A manifest given inline (bounded by the API's size limit): its items, or ManifestInvalidError
  * listing the bad lines (at most `maxErrors`) before anything runs.
  */
-export async function parseInlineManifest(
+export function parseInlineManifest(
   content: string | Buffer,
   format: ManifestFormat,
   maxErrors = 100,
 ): Promise<ListedItem[]> {
+  return collectInline(parseManifest([content], format), maxErrors);
+}
+
+/** The items of an inline file, or ManifestInvalidError with its bad lines (up to `maxErrors`). */
+export async function collectInline(
+  parsed: AsyncIterable<ListedItem & { line: number; next: LinePosition }>,
+  maxErrors: number,
+): Promise<ListedItem[]> {
   const items: ListedItem[] = [];
   const errors: ManifestLineError[] = [];
-  for await (const { next: _next, ...item } of parseManifest([content], format)) {
+  for await (const { next: _next, ...item } of parsed) {
     if (item.error) {
       errors.push({ line: item.line, message: item.error.message });
       if (errors.length >= maxErrors) break;
@@ -177,20 +185,24 @@ function quoteCount(bytes: Buffer): number {
 
 function csvItem(content: string, line: number): ListedItem & { line: number } {
   const fields = parseCsvRecord(content);
-  if (typeof fields === 'string') return invalid(line, fields, content);
+  if (typeof fields === 'string') return invalidLine(line, fields, content);
   if (fields.length < 2 || fields.length > 3)
-    return invalid(line, `expected bucket,key[,versionId], got ${fields.length} fields`, content);
+    return invalidLine(
+      line,
+      `expected bucket,key[,versionId], got ${fields.length} fields`,
+      content,
+    );
   const [bucket, encodedKey, versionId] = fields;
   if (!/^[A-Za-z0-9._-]{1,255}$/.test(bucket))
-    return invalid(line, 'bucket name is not valid', content);
+    return invalidLine(line, 'bucket name is not valid', content);
   let key: string;
   try {
     key = decodeS3Key(encodedKey);
   } catch {
-    return invalid(line, 'key is not valid URL encoding', content);
+    return invalidLine(line, 'key is not valid URL encoding', content);
   }
   const problem = keyProblem(key);
-  if (problem) return invalid(line, problem, content);
+  if (problem) return invalidLine(line, problem, content);
   const source: SourceRef =
     versionId === undefined || versionId === ''
       ? { type: 's3', bucket, key }
@@ -234,10 +246,10 @@ function lineItem(content: string, line: number): ListedItem & { line: number } 
     try {
       url = new URL(content);
     } catch {
-      return invalid(line, 'not a valid URL', content);
+      return invalidLine(line, 'not a valid URL', content);
     }
     if (url.username || url.password)
-      return invalid(line, 'URL must not hold credentials', content);
+      return invalidLine(line, 'URL must not hold credentials', content);
     return { name: content, source: { type: 'http', url: content }, line };
   }
   if (/^s3:\/\//i.test(content)) {
@@ -246,18 +258,18 @@ function lineItem(content: string, line: number): ListedItem & { line: number } 
     const bucket = slash === -1 ? rest : rest.slice(0, slash);
     const key = slash === -1 ? '' : rest.slice(slash + 1);
     if (!/^[A-Za-z0-9._-]{1,255}$/.test(bucket))
-      return invalid(line, 'bucket name is not valid', content);
+      return invalidLine(line, 'bucket name is not valid', content);
     const problem = keyProblem(key);
-    if (problem) return invalid(line, problem, content);
+    if (problem) return invalidLine(line, problem, content);
     return { name: content, source: { type: 's3', bucket, key }, line };
   }
   if (content.startsWith('/')) {
-    if (content.includes('\0')) return invalid(line, 'file path holds a NUL', content);
+    if (content.includes('\0')) return invalidLine(line, 'file path holds a NUL', content);
     if (content.split('/').includes('..'))
-      return invalid(line, 'file path must not contain ".."', content);
+      return invalidLine(line, 'file path must not contain ".."', content);
     return { name: content, source: { type: 'file', path: content }, line };
   }
-  return invalid(line, 'not an http(s) URL, s3:// URI or absolute file path', content);
+  return invalidLine(line, 'not an http(s) URL, s3:// URI or absolute file path', content);
 }
 
 function keyProblem(key: string): string | null {
@@ -266,7 +278,12 @@ function keyProblem(key: string): string | null {
   return null;
 }
 
-function invalid(line: number, message: string, content: string): ListedItem & { line: number } {
+/** The item of a bad line: it fails MANIFEST_LINE_INVALID, its source is NO_SOURCE. */
+export function invalidLine(
+  line: number,
+  message: string,
+  content: string,
+): ListedItem & { line: number } {
   return {
     name: content,
     source: NO_SOURCE,
