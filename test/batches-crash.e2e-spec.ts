@@ -12,8 +12,8 @@ import type { INestApplication } from '@nestjs/common';
 import { Client } from 'pg';
 
 import { createApiApp } from './helpers/api';
-import { deleteRedisKeys } from './helpers/env';
 import { BatchClient, sha256, writeTree } from './helpers/batches';
+import { deleteRedisKeys } from './helpers/env';
 import { fileDigest, MiB, type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
 const FILES = 3000;
