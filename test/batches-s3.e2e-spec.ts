@@ -19,7 +19,7 @@ const BUCKET = 'batch-bucket';
 const OBJECTS = 2100; // three ListObjectsV2 pages of 1000
 
 // The machine is shared: whole batches through real processes get generous time.
-jest.setTimeout(300_000);
+const TIMEOUT = 300_000;
 
 describe('S3 and manifest batches', () => {
   const env = new WorkerTestEnv();
@@ -76,83 +76,104 @@ describe('S3 and manifest batches', () => {
     await env.tearDown();
   });
 
-  it('hashes every object under a prefix over several listing pages, equal to Node crypto', async () => {
-    const { id } = await client.submit({
-      source: { type: 's3', bucket: BUCKET, prefix: 'pre/' },
-      algorithms: ['sha256', 'md5'],
-    });
-    const batch = await client.ended(id, 120_000);
-    const expected = [...objects.keys()].filter((key) => key.startsWith('pre/'));
-    expect(batch.status).toBe('succeeded');
-    expect(batch.items).toMatchObject({ total: expected.length, succeeded: expected.length });
-    const items = await client.items(id);
-    expect(items.map((item) => `pre/${item.name}`).sort()).toEqual(expected.sort());
-    for (const item of items) {
-      const body = objects.get(`pre/${item.name}`)!;
-      expect(item.digests!.sha256.hex).toBe(sha256(body));
-      expect(item.digests!.md5.hex).toBe(createHash('md5').update(body).digest('hex'));
-    }
-    const report = (await client.report(id, 'sha256sum')).toString('utf8');
-    expect(report.split('\n').filter(Boolean)).toHaveLength(expected.length);
-  });
+  it(
+    'hashes every object under a prefix over several listing pages, equal to Node crypto',
+    async () => {
+      const { id } = await client.submit({
+        source: { type: 's3', bucket: BUCKET, prefix: 'pre/' },
+        algorithms: ['sha256', 'md5'],
+      });
+      const batch = await client.ended(id, 120_000);
+      const expected = [...objects.keys()].filter((key) => key.startsWith('pre/'));
+      expect(batch.status).toBe('succeeded');
+      expect(batch.items).toMatchObject({ total: expected.length, succeeded: expected.length });
+      const items = await client.items(id);
+      expect(items.map((item) => `pre/${item.name}`).sort()).toEqual(expected.sort());
+      for (const item of items) {
+        const body = objects.get(`pre/${item.name}`)!;
+        expect(item.digests!.sha256.hex).toBe(sha256(body));
+        expect(item.digests!.md5.hex).toBe(createHash('md5').update(body).digest('hex'));
+      }
+      const report = (await client.report(id, 'sha256sum')).toString('utf8');
+      expect(report.split('\n').filter(Boolean)).toHaveLength(expected.length);
+    },
+    TIMEOUT,
+  );
 
-  it('a missing bucket fails the batch with SOURCE_NOT_FOUND; an empty prefix succeeds with 0', async () => {
-    const missing = await client.ended(
-      (
-        await client.submit({
-          source: { type: 's3', bucket: 'no-such-bucket' },
-          algorithms: ['sha256'],
-        })
-      ).id,
-    );
-    expect(missing.status).toBe('failed');
-    expect(missing.error!.code).toBe('SOURCE_NOT_FOUND');
-    const empty = await client.ended(
-      (
-        await client.submit({
-          source: { type: 's3', bucket: BUCKET, prefix: 'nothing-here/' },
-          algorithms: ['sha256'],
-        })
-      ).id,
-    );
-    expect(empty.status).toBe('succeeded');
-    expect(empty.items.total).toBe(0);
-  });
+  it(
+    'a missing bucket fails the batch with SOURCE_NOT_FOUND; an empty prefix succeeds with 0',
+    async () => {
+      const missing = await client.ended(
+        (
+          await client.submit({
+            source: { type: 's3', bucket: 'no-such-bucket' },
+            algorithms: ['sha256'],
+          })
+        ).id,
+      );
+      expect(missing.status).toBe('failed');
+      expect(missing.error!.code).toBe('SOURCE_NOT_FOUND');
+      const empty = await client.ended(
+        (
+          await client.submit({
+            source: { type: 's3', bucket: BUCKET, prefix: 'nothing-here/' },
+            algorithms: ['sha256'],
+          })
+        ).id,
+      );
+      expect(empty.status).toBe('succeeded');
+      expect(empty.items.total).toBe(0);
+    },
+    TIMEOUT,
+  );
 
-  it('hashes an inline S3 Batch Operations CSV manifest (URL-encoded keys)', async () => {
-    const keys = ['pre/00001.bin', 'pre/with space.txt', 'pre/ünïcødé ✓.txt', 'other/outside.bin'];
-    const content = keys.map((key) => `${BUCKET},${encodeURIComponent(key)}`).join('\n') + '\n';
-    const { id } = await client.submit({
-      source: { type: 'manifest', format: 'csv', content },
-      algorithms: ['sha256'],
-    });
-    const batch = await client.ended(id, 60_000);
-    expect(batch.status).toBe('succeeded');
-    const items = await client.items(id);
-    expect(items.map((item) => item.line)).toEqual([1, 2, 3, 4]);
-    items.forEach((item, i) =>
-      expect(item.digests!.sha256.hex).toBe(sha256(objects.get(keys[i])!)),
-    );
-  });
-
-  it('refuses an inline manifest with a bad line: 400 with its line number, nothing runs', async () => {
-    const before = await env.db.query(`SELECT count(*)::int AS n FROM batches`);
-    const res = await client
-      .http()
-      .post('/v1/batches')
-      .send({
-        source: {
-          type: 'manifest',
-          format: 'csv',
-          content: `${BUCKET},pre/00001.bin\n${BUCKET},pre/00002.bin\nnot-a-bucket-line\n`,
-        },
+  it(
+    'hashes an inline S3 Batch Operations CSV manifest (URL-encoded keys)',
+    async () => {
+      const keys = [
+        'pre/00001.bin',
+        'pre/with space.txt',
+        'pre/ünïcødé ✓.txt',
+        'other/outside.bin',
+      ];
+      const content = keys.map((key) => `${BUCKET},${encodeURIComponent(key)}`).join('\n') + '\n';
+      const { id } = await client.submit({
+        source: { type: 'manifest', format: 'csv', content },
         algorithms: ['sha256'],
       });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('MANIFEST_LINE_INVALID');
-    expect(res.body.error.details.line).toBe(3);
-    expect(res.body.error.message).toContain('line 3');
-    const after = await env.db.query(`SELECT count(*)::int AS n FROM batches`);
-    expect(after.rows[0].n).toBe(before.rows[0].n);
-  });
+      const batch = await client.ended(id, 60_000);
+      expect(batch.status).toBe('succeeded');
+      const items = await client.items(id);
+      expect(items.map((item) => item.line)).toEqual([1, 2, 3, 4]);
+      items.forEach((item, i) =>
+        expect(item.digests!.sha256.hex).toBe(sha256(objects.get(keys[i])!)),
+      );
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'refuses an inline manifest with a bad line: 400 with its line number, nothing runs',
+    async () => {
+      const before = await env.db.query(`SELECT count(*)::int AS n FROM batches`);
+      const res = await client
+        .http()
+        .post('/v1/batches')
+        .send({
+          source: {
+            type: 'manifest',
+            format: 'csv',
+            content: `${BUCKET},pre/00001.bin\n${BUCKET},pre/00002.bin\nnot-a-bucket-line\n`,
+          },
+          algorithms: ['sha256'],
+        });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('MANIFEST_LINE_INVALID');
+      expect(res.body.error.details.line).toBe(3);
+      expect(res.body.error.message).toContain('line 3');
+      const after = await env.db.query(`SELECT count(*)::int AS n FROM batches`);
+      expect(after.rows[0].n).toBe(before.rows[0].n);
+    },
+    TIMEOUT,
+  );
 });

@@ -84,6 +84,66 @@ describe('directory batches through the API and a real worker', () => {
     expect(stdout.split('\n').filter((line) => line.endsWith(': OK'))).toHaveLength(count);
   });
 
+  it('verifies a SUM file: exactly the planted mismatches are reported, the rest succeed', async () => {
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 20; i++) files[`v/f ${i}.txt`] = randomBytes(200 + i);
+    files['v/new\nline'] = randomBytes(64);
+    const dir = await writeTree(join(env.dataDir, 'verify'), files);
+    // sha256sum's own output is the SUM file (its escaping of the awkward name included)
+    const { stdout: sums } = await run(
+      'bash',
+      ['-c', 'find . -type f -print0 | xargs -0 sha256sum'],
+      {
+        cwd: dir,
+      },
+    );
+    const planted = ['./v/f 3.txt', './v/f 11.txt', './v/new\nline'];
+    for (const name of planted) {
+      await writeFile(join(dir, name.replace('\\n', '\n')), randomBytes(10)); // changed since summed
+    }
+    const { id } = await client.submit({
+      source: { type: 'sums', base: dir, content: sums },
+      algorithms: ['sha256'],
+    });
+    const batch = await client.ended(id);
+    expect(batch.status).toBe('completed_with_failures');
+    expect(batch.items).toMatchObject({ total: 21, succeeded: 18, mismatched: 3, failed: 0 });
+    expect(batch.errors).toEqual({ DIGEST_MISMATCH: 3 });
+    const mismatched = await client.items(id, 'mismatch');
+    expect(mismatched.map((item) => item.name).sort()).toEqual([
+      './v/f 11.txt',
+      './v/f 3.txt',
+      './v/new\nline',
+    ]);
+  });
+
+  it('refuses an inline SUM file with a bad line (400, its number); by ref only that line fails', async () => {
+    const dir = await writeTree(join(env.dataDir, 'sumref'), {
+      'a.txt': Buffer.from('a'),
+      'b.txt': Buffer.from('b'),
+    });
+    const content = `${sha256(Buffer.from('a'))}  a.txt\nnot a checksum line\n${sha256(Buffer.from('b'))}  b.txt\n`;
+    const res = await client
+      .http()
+      .post('/v1/batches')
+      .send({ source: { type: 'sums', base: dir, content }, algorithms: ['sha256'] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('MANIFEST_LINE_INVALID');
+    expect(res.body.error.details.line).toBe(2);
+
+    const ref = join(env.dataDir, 'sums.txt');
+    await writeFile(ref, content);
+    const batch = await client.ended(
+      (await client.submit({ source: { type: 'sums', base: dir, ref }, algorithms: ['sha256'] }))
+        .id,
+    );
+    expect(batch.status).toBe('completed_with_failures');
+    expect(batch.items).toMatchObject({ total: 3, succeeded: 2, failed: 1 });
+    const [bad] = await client.items(batch.id, 'failed');
+    expect(bad.line).toBe(2);
+    expect(bad.error!.code).toBe('MANIFEST_LINE_INVALID');
+  });
+
   it('an empty directory succeeds with 0 items', async () => {
     const dir = join(env.dataDir, 'empty');
     await mkdir(dir);

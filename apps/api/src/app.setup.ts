@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { HASHQ_LOGGER } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import type {
   NestExpressApplication,
   NestExpressBodyParserOptionsFor,
 } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { json } from 'express';
 import type { Logger } from 'pino';
 
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
@@ -45,6 +46,10 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.disable('x-powered-by');
   answerClientErrorsInJson(app.getHttpServer());
   app.use(requestLogger(logger));
+  // A batch may carry an inline manifest or SUM file up to BATCH_MANIFEST_MAX_BYTES (JSON escaping
+  // can double a text): its route parses bodies that large; every other route keeps the default.
+  const { manifestMaxBytes } = app.get<HashqConfig>(HASHQ_CONFIG).batches;
+  app.use('/v1/batches', json({ limit: 2 * manifestMaxBytes + 65536, verify: utf8Only }));
   // Nest's type leaves out `verify` because its rawBody option sets one; this app does not use rawBody.
   app.useBodyParser('json', { verify: utf8Only } as NestExpressBodyParserOptionsFor<'json'>);
   app.useGlobalFilters(new AllExceptionsFilter(logger));

@@ -1,13 +1,14 @@
 import { isAbsolute, resolve } from 'node:path';
 
 import type { BatchSource } from '@hashq/batches/batches.repository';
+import { normalizeSumsBase } from '@hashq/batches/sums-base';
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { NetGuard, parseRemoteSource, SourceError } from '@hashq/sources';
 import { isWithin } from '@hashq/sources/open-beneath';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { ApiError } from '../common/api-error';
-import { checkInlineList } from './inline-lists';
+import { checkInlineList, type InlineHashing } from './inline-lists';
 
 export interface ResolvedBatchSource {
   source: BatchSource;
@@ -38,7 +39,12 @@ export class BatchSourceResolver {
     this.guard = new NetGuard(config.allowHosts);
   }
 
-  async resolve(source: unknown, verify: 's3' | undefined): Promise<ResolvedBatchSource> {
+  /** `algorithms` and `outputLength`: the batch's, checked (a SUM file's digests must fit them). */
+  async resolve(
+    source: unknown,
+    verify: 's3' | undefined,
+    hashing: InlineHashing,
+  ): Promise<ResolvedBatchSource> {
     if (typeof source !== 'object' || source === null || Array.isArray(source)) {
       throw invalid('source must be an object with a "type"', source);
     }
@@ -55,7 +61,7 @@ export class BatchSourceResolver {
         return { source: this.s3(fields, source) };
       case 'manifest':
       case 'sums':
-        return this.list(type, fields, source);
+        return this.list(type, fields, source, hashing);
       default:
         throw invalid(
           `unsupported batch source type ${JSON.stringify(type ?? null)}: expected "directory", "s3", "manifest" or "sums"`,
@@ -105,6 +111,7 @@ export class BatchSourceResolver {
     type: 'manifest' | 'sums',
     fields: Fields,
     source: unknown,
+    hashing: InlineHashing,
   ): Promise<ResolvedBatchSource> {
     const { content, ref, base, format, ...rest } = fields;
     rejectUnknown(rest, source);
@@ -132,7 +139,7 @@ export class BatchSourceResolver {
         { bytes, maxBytes: this.config.batches.manifestMaxBytes },
       );
     }
-    await checkInlineList(normalized, content);
+    await checkInlineList(normalized, content, hashing);
     return { source: normalized, manifest: content };
   }
 
@@ -163,8 +170,9 @@ export class BatchSourceResolver {
     if (typeof base !== 'string' || base.length === 0)
       throw invalid('source.base must be a directory, an s3://bucket/prefix or a URL', source);
     if (base.startsWith('/')) return this.directoryPath(base, source);
-    this.remote(/^s3:\/\/[^/]+$/i.test(base) ? `${base}/x` : `${base}x`, source);
-    return base;
+    const normalized = normalizeSumsBase(base);
+    this.remote(`${normalized}x`, source);
+    return normalized;
   }
 
   /** A manifest or SUM file by reference: a file path inside the roots, an s3:// URI or a URL. */

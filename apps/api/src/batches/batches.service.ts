@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import { BatchDispatcher } from '@hashq/batches/batch-dispatch';
 import { BatchItemsRepository } from '@hashq/batches/batch-items.repository';
-import { BatchesRepository,type BatchRow } from '@hashq/batches/batches.repository';
+import { BatchesRepository, type BatchRow } from '@hashq/batches/batches.repository';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { HASH_QUEUE, type HashJobData, JobsRepository, withTimeout } from '@hashq/jobs';
 import { InjectQueue } from '@nestjs/bullmq';
@@ -74,7 +74,10 @@ export class BatchesService {
       outputLength: dto.outputLength,
       priority: dto.priority,
     });
-    const { source, manifest } = await this.sources.resolve(dto.source, dto.verify);
+    const { source, manifest } = await this.sources.resolve(dto.source, dto.verify, {
+      algorithms: checked.algorithms,
+      outputLength: checked.options.outputLength,
+    });
     const active = await this.batches.countActive();
     if (active >= this.config.batches.maxActive) {
       throw new ApiError(

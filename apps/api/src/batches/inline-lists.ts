@@ -1,16 +1,35 @@
 import type { BatchSource } from '@hashq/batches/batches.repository';
 import { ManifestInvalidError, parseInlineManifest } from '@hashq/batches/listing/manifest';
+import { parseInlineSums } from '@hashq/batches/sums/sum-parser';
+import { remoteSumsBase } from '@hashq/batches/sums-base';
 
 import { ApiError } from '../common/api-error';
+
+/** The batch's hashing, which a SUM file's untagged digests are matched against. */
+export interface InlineHashing {
+  algorithms: readonly string[];
+  outputLength?: number;
+}
 
 /**
  * Checks every line of an inline manifest or SUM file before anything runs: bad lines are a 400
  * MANIFEST_LINE_INVALID naming the first one (its number and why) and listing the others.
  */
-export async function checkInlineList(source: BatchSource, content: string): Promise<void> {
+export async function checkInlineList(
+  source: BatchSource,
+  content: string,
+  hashing: InlineHashing,
+): Promise<void> {
   try {
     if (source.type === 'manifest') {
       await parseInlineManifest(content, (source.format as 'csv' | 'lines' | undefined) ?? 'auto');
+    } else {
+      const base = source.base as string;
+      await parseInlineSums(content, {
+        base: base.startsWith('/') ? { type: 'directory', path: base } : remoteSumsBase(base),
+        algorithms: hashing.algorithms,
+        outputLength: hashing.outputLength,
+      });
     }
   } catch (err) {
     if (err instanceof ManifestInvalidError) {

@@ -85,7 +85,7 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
     token: string | undefined,
   ): Promise<{ status: string }> {
     const { groupSize, maxItems, smallItemBytes } = this.config.batches;
-    const lister = this.listers.create(batch);
+    const lister = await this.listers.create(batch);
     let cursor = batch.listCursor;
     let listed = batch.listedItems;
     for (;;) {

@@ -1,10 +1,12 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LeasedBatch } from '@hashq/batches/batches.repository';
-import { DirectoryLister } from '@hashq/batches/listing/directory-lister';
+import { DirectoryLister, resolveDirectory } from '@hashq/batches/listing/directory-lister';
 import type { OpenAt } from '@hashq/batches/listing/line-lister';
 import { ManifestLister } from '@hashq/batches/listing/manifest';
 import { S3Lister } from '@hashq/batches/listing/s3-lister';
 import type { Lister } from '@hashq/batches/listing/types';
+import { type SumsBase, SumsLister } from '@hashq/batches/sums/sum-parser';
+import { remoteSumsBase } from '@hashq/batches/sums-base';
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import {
   createS3Client,
@@ -33,7 +35,7 @@ export class BatchListers {
     this.remote = remoteConfig(config);
   }
 
-  create(batch: LeasedBatch): Lister {
+  async create(batch: LeasedBatch): Promise<Lister> {
     const source = batch.source;
     switch (source.type) {
       case 'directory':
@@ -58,9 +60,22 @@ export class BatchListers {
           this.openList(batch),
           (source.format as 'csv' | 'lines' | undefined) ?? 'auto',
         );
+      case 'sums':
+        return new SumsLister(this.openList(batch), {
+          base: await this.sumsBase(source.base as string),
+          algorithms: batch.algorithms,
+          outputLength: batch.options.outputLength,
+        });
       default:
         throw new SourceError('SOURCE_UNSUPPORTED', `unsupported batch source ${source.type}`);
     }
+  }
+
+  /** What a SUM file's names are relative to: a directory (its real path), an S3 prefix, a URL. */
+  private async sumsBase(base: string): Promise<SumsBase> {
+    if (base.startsWith('/'))
+      return { type: 'directory', path: await resolveDirectory(this.roots, base) };
+    return remoteSumsBase(base);
   }
 
   /** The bytes of an inline list (kept with the batch) or of the object its `ref` names, from an offset. */
