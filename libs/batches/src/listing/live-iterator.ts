@@ -13,6 +13,13 @@ export class LiveIterator<T> {
     private readonly cursorOf: (item: T) => string,
   ) {}
 
+  /** Ends the walk kept for the next page (its open files, its connections). */
+  async close(): Promise<void> {
+    const live = this.live;
+    this.live = null;
+    await live?.walk.return?.();
+  }
+
   async page(cursor: string | null, max: number): Promise<{ items: T[]; cursor: string | null }> {
     if (!Number.isInteger(max) || max < 1) throw new RangeError('page size must be >= 1');
     let live = this.live;

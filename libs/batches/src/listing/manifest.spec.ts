@@ -1,8 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { FileRoots, FileSource, type SourceError } from '@hashq/sources';
+
+import { openSourceAt } from './line-lister';
 import { readLines } from './lines';
 import {
   ManifestInvalidError,
@@ -103,6 +106,23 @@ describe('manifests', () => {
       const rest = await listAll(lister(), 3, cursor);
       expect(rest.items).toEqual(full.items.slice(i + 1));
     }
+  });
+
+  it('a resumed listing reads the version it started on, else SOURCE_CHANGED', async () => {
+    const path = join(dir, 'pinned.csv');
+    pythonManifest(path, 'minimal');
+    const roots = new FileRoots([dir]);
+    const lister = () => new ManifestLister(openSourceAt(new FileSource(path, roots)), 'csv');
+    const first = await lister().page(null, 3);
+    expect(first.cursor).toMatch(/^4:\d+:[A-Za-z0-9_-]+$/); // the file's version rides along
+    const rest = await listAll(lister(), 100, first.cursor);
+    expect(withoutLines([...first.items, ...rest.items])).toEqual(withoutLines(expectedCsvItems()));
+    await new Promise((resolve) => setTimeout(resolve, 20)); // a new mtime
+    writeFileSync(path, 'bucket-a,changed\n'.repeat(20));
+    const changed = await lister()
+      .page(first.cursor, 10)
+      .catch((err: SourceError) => err.code);
+    expect(changed).toBe('SOURCE_CHANGED');
   });
 
   it('one URL, absolute path or s3:// URI per line; blank lines and comments skipped', async () => {

@@ -4,25 +4,11 @@ import { createReadStream, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { HARD_NAMES } from '../../../../test/helpers/hard-names';
 import { ManifestInvalidError, NO_SOURCE } from '../listing/manifest';
 import type { ListedItem, Lister } from '../listing/types';
 import { escapeName, unescapeName } from './coreutils-names';
 import { parseInlineSums, parseSums, sourceOf, SumLineParser, SumsLister } from './sum-parser';
-
-export const HARD_NAMES = [
-  'plain.txt',
-  'with space',
-  ' leading space',
-  'trailing space ',
-  '*star',
-  'back\\slash',
-  'new\nline',
-  'cr\rname',
-  'tab\tname',
-  'paren) (x) = y',
-  'été 日本 😀',
-  'sub dir/deeper/file',
-];
 
 const sha = (algorithm: string, data: string) => createHash(algorithm).update(data).digest('hex');
 
