@@ -82,6 +82,40 @@ describe('directory batches through the API and a real worker', () => {
       },
     );
     expect(stdout.split('\n').filter((line) => line.endsWith(': OK'))).toHaveLength(count);
+
+    // the BSD tag format, read back by the same tool
+    const bsd = await client.report(submitted.id, 'bsd');
+    expect(bsd.toString('utf8')).toContain('SHA256 (plain.txt) = ');
+    await writeFile(join(env.dataDir, 'report.bsd'), bsd);
+    const { stdout: bsdOut } = await run(
+      'sha256sum',
+      ['-c', '--strict', join(env.dataDir, 'report.bsd')],
+      {
+        cwd: dir,
+      },
+    );
+    expect(bsdOut.split('\n').filter((line) => line.endsWith(': OK'))).toHaveLength(count);
+    // sha1 in the sha256sum format, checked by sha1sum
+    await writeFile(
+      join(env.dataDir, 'report.sha1'),
+      await client.report(submitted.id, 'sha256sum', 'sha1'),
+    );
+    await run('sha1sum', ['-c', '--strict', join(env.dataDir, 'report.sha1')], { cwd: dir });
+    // jsonl: one object per item; csv: S3 completion-report columns plus one per digest
+    const jsonl = (await client.report(submitted.id, 'jsonl'))
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean);
+    expect(jsonl).toHaveLength(count);
+    const csv = (await client.report(submitted.id, 'csv')).toString('utf8');
+    expect(csv.split('\r\n')[0]).toMatch(
+      /^Bucket,Key,VersionId,TaskStatus,ErrorCode,HTTPStatusCode,ResultMessage,/,
+    );
+    await client
+      .http()
+      .get(`/v1/batches/${submitted.id}/report`)
+      .query({ algorithm: 'md5' })
+      .expect(400);
   });
 
   it('verifies a SUM file: exactly the planted mismatches are reported, the rest succeed', async () => {

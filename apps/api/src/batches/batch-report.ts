@@ -1,12 +1,14 @@
 import type { Writable } from 'node:stream';
 
-import { type BatchItemRow, BatchItemsRepository } from '@hashq/batches/batch-items.repository';
+import { BatchItemsRepository } from '@hashq/batches/batch-items.repository';
 import type { BatchRow } from '@hashq/batches/batches.repository';
+import type { ReportOptions, ReportRow } from '@hashq/batches/report/types';
+import { writeReport } from '@hashq/batches/report/writers';
 import { Injectable } from '@nestjs/common';
 
 import { ApiError } from '../common/api-error';
 import type { ReportFormat } from './dto/batch-queries';
-import { reportWriter } from './report-writers';
+import { toReportRow } from './report-row';
 
 /** Rows read per query: the report's memory is one page, whatever the batch's size. */
 const REPORT_PAGE = 1000;
@@ -18,22 +20,17 @@ export const REPORT_CONTENT_TYPES: Record<ReportFormat, string> = {
   jsonl: 'application/x-ndjson',
 };
 
-/** One report line per item (or none), plus an optional header: see ./report-writers. */
-export interface ReportLines {
-  header(): string;
-  line(item: BatchItemRow): string;
-}
-
 /**
  * GET /v1/batches/:id/report: the items in listing order, read from PostgreSQL one keyset page at a
- * time and written as they come, waiting for the client to drain (memory flat in the batch size).
+ * time, turned into text by @hashq/batches' writers and written as it comes, waiting for the client
+ * to drain (memory flat in the batch size).
  */
 @Injectable()
 export class BatchReport {
   constructor(private readonly items: BatchItemsRepository) {}
 
-  /** The writer for this batch, format and algorithm; a 400 before any byte is sent. */
-  writerFor(batch: BatchRow, format: ReportFormat, algorithm?: string): ReportLines {
+  /** The writers' options for this batch and algorithm; a 400 before any byte is sent. */
+  optionsFor(batch: BatchRow, algorithm?: string): ReportOptions {
     const chosen = algorithm ?? batch.algorithms[0];
     if (!batch.algorithms.includes(chosen)) {
       throw ApiError.validation(
@@ -41,20 +38,29 @@ export class BatchReport {
         [{ field: 'algorithm', problems: ['not an algorithm of this batch'] }],
       );
     }
-    return reportWriter(format, chosen, batch);
+    return { algorithm: chosen, algorithms: batch.algorithms };
   }
 
-  async stream(batch: BatchRow, writer: ReportLines, out: Writable): Promise<void> {
-    await write(out, writer.header());
-    let after = 0;
-    for (;;) {
-      const rows = await this.items.page(batch.id, { afterSeq: after, limit: REPORT_PAGE });
-      if (rows.length === 0) break;
-      await write(out, rows.map((row) => writer.line(row)).join(''));
-      after = rows[rows.length - 1].seq;
-      if (rows.length < REPORT_PAGE) break;
+  async stream(
+    batch: BatchRow,
+    format: ReportFormat,
+    options: ReportOptions,
+    out: Writable,
+  ): Promise<void> {
+    for await (const piece of writeReport(format, this.rows(batch.id), options)) {
+      await write(out, piece);
     }
     out.end();
+  }
+
+  private async *rows(batchId: string): AsyncGenerator<ReportRow> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.items.page(batchId, { afterSeq: after, limit: REPORT_PAGE });
+      for (const row of rows) yield toReportRow(row);
+      if (rows.length < REPORT_PAGE) return;
+      after = rows[rows.length - 1].seq;
+    }
   }
 }
 

@@ -108,9 +108,9 @@ export class BatchesController {
   ): Promise<void> {
     const batch = await this.batches.findOrFail(id, caller.tenantId);
     const format = query.format ?? 'sha256sum';
-    const writer = this.reports.writerFor(batch, format, query.algorithm);
+    const options = this.reports.optionsFor(batch, query.algorithm);
     res.status(HttpStatus.OK).type(REPORT_CONTENT_TYPES[format]);
-    await this.reports.stream(batch, writer, res);
+    await this.reports.stream(batch, format, options, res);
   }
 
   @Post(':id/cancel')

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { BatchDispatcher } from '@hashq/batches/batch-dispatch';
 import type { NewBatchItem } from '@hashq/batches/batch-items.repository';
 import { BatchesRepository, type LeasedBatch } from '@hashq/batches/batches.repository';
-import type { ListedItem } from '@hashq/batches/listing/types';
+import type { ListedItem, Lister } from '@hashq/batches/listing/types';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import { BATCH_LIST_QUEUE, type BatchListJobData } from '@hashq/jobs';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
@@ -84,8 +84,22 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
     job: Job,
     token: string | undefined,
   ): Promise<{ status: string }> {
+    const lister: Lister & { close?(): Promise<void> } = await this.listers.create(batch);
+    try {
+      return await this.listPages(batch, lister, log, job, token);
+    } finally {
+      await lister.close?.();
+    }
+  }
+
+  private async listPages(
+    batch: LeasedBatch,
+    lister: Lister,
+    log: Logger,
+    job: Job,
+    token: string | undefined,
+  ): Promise<{ status: string }> {
     const { groupSize, maxItems, smallItemBytes } = this.config.batches;
-    const lister = await this.listers.create(batch);
     let cursor = batch.listCursor;
     let listed = batch.listedItems;
     for (;;) {

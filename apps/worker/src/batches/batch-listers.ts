@@ -1,7 +1,7 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LeasedBatch } from '@hashq/batches/batches.repository';
 import { DirectoryLister, resolveDirectory } from '@hashq/batches/listing/directory-lister';
-import type { OpenAt } from '@hashq/batches/listing/line-lister';
+import { type OpenAt, openSourceAt } from '@hashq/batches/listing/line-lister';
 import { ManifestLister } from '@hashq/batches/listing/manifest';
 import { S3Lister } from '@hashq/batches/listing/s3-lister';
 import type { Lister } from '@hashq/batches/listing/types';
@@ -88,6 +88,6 @@ export class BatchListers {
     const spec: SourceSpec = ref.startsWith('/')
       ? { type: 'file', path: ref }
       : (parseRemoteSource(ref, this.remote.guard) as SourceSpec);
-    return async (offset) => (await this.sources.create(spec).open(offset)).stream;
+    return openSourceAt(this.sources.create(spec));
   }
 }
