@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 
-import { insertItems,type NewBatchItem } from './batch-items.repository';
+import { insertItems, type NewBatchItem } from './batch-items.repository';
 
 export const BATCH_STATUSES = [
   'queued',
