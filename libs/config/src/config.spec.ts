@@ -98,6 +98,12 @@ describe('loadConfig', () => {
       S3_SESSION_TOKEN: 'token',
       S3_FORCE_PATH_STYLE: 'yes',
       S3_MAX_ATTEMPTS: '20',
+      BATCH_MAX_ITEMS: '1000',
+      BATCH_MANIFEST_MAX_BYTES: '4096',
+      BATCH_MAX_ACTIVE: '3',
+      BATCH_SMALL_ITEM_BYTES: '0',
+      BATCH_GROUP_SIZE: '64',
+      BATCH_GROUP_CONCURRENCY: '4',
       LOG_LEVEL: 'debug',
     });
     expect(config).toEqual({
@@ -146,6 +152,14 @@ describe('loadConfig', () => {
           forcePathStyle: true,
           maxAttempts: 20,
         },
+      },
+      batches: {
+        maxItems: 1000,
+        manifestMaxBytes: 4096,
+        maxActive: 3,
+        smallItemBytes: 0,
+        groupSize: 64,
+        groupConcurrency: 4,
       },
       logLevel: 'debug',
     });
