@@ -108,18 +108,37 @@ async function waitHealthy(url) {
   throw new Error(`API ${url} did not become healthy`);
 }
 
+/**
+ * fetch() again when the connection broke: undici may reuse a kept-alive socket that the server
+ * is closing after its idle timeout ("other side closed"). GETs only, and the POST carries an
+ * Idempotency-Key, so a retry never makes a second batch.
+ */
+async function retrying(request) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await request();
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await sleep(50);
+    }
+  }
+}
+
 /** One batch through the API: wall seconds from POST to its end, and the ended batch. */
 async function runBatch(apiUrl, dir) {
   const started = process.hrtime.bigint();
-  const res = await fetch(`${apiUrl}/v1/batches`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] }),
-  });
+  const key = randomBytes(8).toString('hex');
+  const res = await retrying(() =>
+    fetch(`${apiUrl}/v1/batches`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] }),
+    }),
+  );
   if (res.status !== 202) throw new Error(`POST /v1/batches: ${res.status} ${await res.text()}`);
   const { id } = await res.json();
   for (;;) {
-    const batch = await (await fetch(`${apiUrl}/v1/batches/${id}`)).json();
+    const batch = await (await retrying(() => fetch(`${apiUrl}/v1/batches/${id}`))).json();
     if (!['queued', 'running'].includes(batch.status)) {
       return { seconds: Number(process.hrtime.bigint() - started) / 1e9, batch };
     }

@@ -27,7 +27,11 @@ describe('directory batches through the API and a real worker', () => {
     await env.setUp();
     app = await createApiApp(env.env);
     // Small groups (several per batch) and a small threshold (a 300 KiB file runs as a job).
-    worker = env.startWorker({ BATCH_GROUP_SIZE: '4', BATCH_SMALL_ITEM_BYTES: String(256 * 1024) });
+    worker = env.startWorker({
+      BATCH_GROUP_SIZE: '4',
+      BATCH_SMALL_ITEM_BYTES: String(256 * 1024),
+      BATCH_MAX_ITEMS: '100',
+    });
     await worker.waitForLog((line) => line.msg === 'worker started');
     client = new BatchClient(app, () => [worker]);
   });
@@ -221,6 +225,74 @@ describe('directory batches through the API and a real worker', () => {
       .post('/v1/batches')
       .send({ source: { type: 'directory', path: env.dataDir }, algorithms: ['nope'] });
     expect(res.body.error.code).toBe('UNKNOWN_ALGORITHM');
+  });
+
+  it('enforces the limits: items per batch, inline manifest size, batches at once', async () => {
+    const files: Record<string, Buffer> = {};
+    for (let i = 0; i < 101; i++) files[`f${i}`] = Buffer.from(String(i));
+    const dir = await writeTree(join(env.dataDir, 'too-many'), files);
+    const tooMany = await client.ended(
+      (await client.submit({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] }))
+        .id,
+    );
+    expect(tooMany.status).toBe('failed');
+    expect(tooMany.error!.code).toBe('BATCH_TOO_LARGE');
+
+    const limited = await createApiApp({
+      ...env.env,
+      env: { ...env.env.env, BATCH_MAX_ACTIVE: '1', BATCH_MANIFEST_MAX_BYTES: '1024' },
+    });
+    try {
+      const http = () => new BatchClient(limited).http();
+      const big = await http()
+        .post('/v1/batches')
+        .send({
+          source: { type: 'manifest', content: '/x\n'.repeat(400) },
+          algorithms: ['sha256'],
+        });
+      expect({ status: big.status, code: big.body.error?.code }).toEqual({
+        status: 413,
+        code: 'MANIFEST_TOO_LARGE',
+      });
+      // one batch queued (a row no worker is told about): the next one is refused
+      const { rows } = await env.db.query<{ id: string }>(
+        `INSERT INTO batches (status, source, algorithms) VALUES ('queued', '{"type":"directory"}', '{sha256}') RETURNING id`,
+      );
+      const refused = await http()
+        .post('/v1/batches')
+        .send({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] });
+      expect({ status: refused.status, code: refused.body.error?.code }).toEqual({
+        status: 429,
+        code: 'BATCH_LIMIT_REACHED',
+      });
+      const canceled = await http().post(`/v1/batches/${rows[0].id}/cancel`).expect(200);
+      expect(canceled.body.status).toBe('canceled');
+      await http().post(`/v1/batches/${rows[0].id}/cancel`).expect(200);
+      await http().post(`/v1/batches/${tooMany.id}/cancel`).expect(409);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('retries the failed items of a batch: they run again, the others keep their result', async () => {
+    const dir = await writeTree(join(env.dataDir, 'retry'), { 'ok.txt': Buffer.from('ok') });
+    const content = `${sha256(Buffer.from('ok'))}  ok.txt\n${sha256(Buffer.from('later'))}  later.txt\n`;
+    const first = await client.ended(
+      (
+        await client.submit({
+          source: { type: 'sums', base: dir, content },
+          algorithms: ['sha256'],
+        })
+      ).id,
+    );
+    expect(first.status).toBe('completed_with_failures');
+    expect(first.errors).toEqual({ SOURCE_NOT_FOUND: 1 });
+    await writeFile(join(dir, 'later.txt'), 'later'); // the missing file arrives
+    await client.http().post(`/v1/batches/${first.id}/retry`).expect(202);
+    const again = await client.ended(first.id);
+    expect(again.status).toBe('succeeded');
+    expect(again.items).toMatchObject({ total: 2, succeeded: 2, failed: 0 });
+    await client.http().post(`/v1/batches/${first.id}/retry`).expect(409);
   });
 
   it('replays an Idempotency-Key, lists batches in pages and hides unknown ids', async () => {
