@@ -193,7 +193,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     BATCH_MAX_ACTIVE: '16',
     BATCH_SMALL_ITEM_BYTES: String(8 * 1024 * 1024),
-    BATCH_GROUP_SIZE: '512',
+    BATCH_GROUP_SIZE: '1024',
     BATCH_GROUP_CONCURRENCY: '2',
     LOG_LEVEL: 'info',
   };
