@@ -81,12 +81,13 @@ export class JobsRepository {
     this.jobs = dataSource.getRepository(JobEntity);
   }
 
+  /** One statement for a new job (the row comes back with it); a second one for a key seen before. */
   async insert(job: NewJob): Promise<InsertResult> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
       `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash)
        VALUES ('queued', $1, $2, $3, $4, $5, $6)
        ON CONFLICT (idempotency_key) DO NOTHING
-       RETURNING id`,
+       RETURNING *`,
       [
         JSON.stringify(job.source),
         job.algorithms,
@@ -96,15 +97,23 @@ export class JobsRepository {
         job.requestHash ?? null,
       ],
     );
-    if (rows.length === 1) {
-      return { kind: 'created', job: await this.jobs.findOneByOrFail({ id: rows[0].id }) };
-    }
+    if (rows.length === 1) return { kind: 'created', job: this.hydrate(rows[0]) };
     const existing = await this.jobs.findOneByOrFail({ idempotencyKey: job.idempotencyKey });
     return {
       kind: 'existing',
       job: existing,
       sameRequest: existing.requestHash === job.requestHash,
     };
+  }
+
+  /** A raw jobs row as TypeORM would load it (column names to properties, transformers applied). */
+  private hydrate(row: Record<string, unknown>): JobEntity {
+    const job = this.jobs.create();
+    for (const column of this.jobs.metadata.columns) {
+      const value = this.dataSource.driver.prepareHydratedValue(row[column.databaseName], column);
+      column.setEntityValue(job, value);
+    }
+    return job;
   }
 
   findById(id: string): Promise<JobEntity | null> {
