@@ -252,18 +252,29 @@ export class JobsRepository {
 
   /**
    * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
-   * priority and the leases it has taken.
+   * priority, its size when known, and the leases it has taken.
    */
   async findDispatchable(
     id: string,
-  ): Promise<{ id: string; priority?: number; attempts: number } | null> {
-    const rows: { id: string; options: JobOptions | null; attempts: number }[] =
-      await this.dataSource.query(
-        `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
-        [id],
-      );
+  ): Promise<{
+    id: string;
+    priority?: number;
+    totalBytes: number | null;
+    attempts: number;
+  } | null> {
+    const rows: {
+      id: string;
+      options: JobOptions | null;
+      total_bytes: string | null;
+      attempts: number;
+    }[] = await this.dataSource.query(
+      `SELECT id, options, total_bytes, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+      [id],
+    );
     if (rows.length === 0) return null;
-    return { id: rows[0].id, priority: rows[0].options?.priority, attempts: rows[0].attempts };
+    const [row] = rows;
+    const totalBytes = row.total_bytes === null ? null : Number(row.total_bytes);
+    return { id: row.id, priority: row.options?.priority, totalBytes, attempts: row.attempts };
   }
 
   /**

@@ -5,6 +5,7 @@ import type { JobEntity } from '@hashq/database';
 import {
   HASH_QUEUE,
   type HashJobData,
+  hashJobData,
   hashJobOptions,
   JobsRepository,
   withTimeout,
@@ -152,7 +153,7 @@ export class JobsService {
     try {
       const added = this.queue.add(
         'hash',
-        { jobId: job.id },
+        hashJobData(job.id, job.totalBytes),
         hashJobOptions(job.id, job.options.priority),
       );
       await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');
