@@ -254,9 +254,7 @@ export class JobsRepository {
    * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
    * priority, its size when known, and the leases it has taken.
    */
-  async findDispatchable(
-    id: string,
-  ): Promise<{
+  async findDispatchable(id: string): Promise<{
     id: string;
     priority?: number;
     totalBytes: number | null;
