@@ -10,10 +10,15 @@ import { JOB_STATUSES, JobStatus } from './job-status';
 import { ENQUEUE_REFUSED } from './queue';
 import type { SourceRef } from './source-ref';
 
+/** The tenant of rows made before tenants existed, and of local use without keys. */
+export const DEFAULT_TENANT = 'default';
+
 /** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
 const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
 
 export interface NewJob {
+  /** The owning tenant; `default` when not given. */
+  tenantId?: string;
   source: SourceRef;
   algorithms: string[];
   options: JobOptions;
@@ -84,9 +89,9 @@ export class JobsRepository {
   /** One statement for a new job (the row comes back with it); a second one for a key seen before. */
   async insert(job: NewJob): Promise<InsertResult> {
     const rows: Record<string, unknown>[] = await this.dataSource.query(
-      `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash)
-       VALUES ('queued', $1, $2, $3, $4, $5, $6)
-       ON CONFLICT (idempotency_key) DO NOTHING
+      `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
+       VALUES ('queued', $1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
        RETURNING *`,
       [
         JSON.stringify(job.source),
@@ -95,10 +100,14 @@ export class JobsRepository {
         job.totalBytes,
         job.idempotencyKey ?? null,
         job.requestHash ?? null,
+        job.tenantId ?? DEFAULT_TENANT,
       ],
     );
     if (rows.length === 1) return { kind: 'created', job: this.hydrate(rows[0]) };
-    const existing = await this.jobs.findOneByOrFail({ idempotencyKey: job.idempotencyKey });
+    const existing = await this.jobs.findOneByOrFail({
+      tenantId: job.tenantId ?? DEFAULT_TENANT,
+      idempotencyKey: job.idempotencyKey,
+    });
     return {
       kind: 'existing',
       job: existing,
