@@ -20,9 +20,10 @@ export class TenantLimits1796700000000 implements MigrationInterface {
     await queryRunner.query(
       `ALTER TABLE jobs ADD COLUMN admission text CHECK (admission IN ('held', 'admitted'))`,
     );
-    // The next held jobs of a tenant, oldest first.
+    // The next held jobs of a tenant, in the order BullMQ would run them: by priority (absent
+    // last), then oldest first.
     await queryRunner.query(
-      `CREATE INDEX jobs_tenant_held_idx ON jobs (tenant_id, created_at, id)
+      `CREATE INDEX jobs_tenant_held_idx ON jobs (tenant_id, ((options ->> 'priority')::int), created_at, id)
         WHERE admission = 'held' AND status = 'queued'`,
     );
     // The slots a tenant uses.
@@ -69,9 +70,24 @@ export class TenantLimits1796700000000 implements MigrationInterface {
       `CREATE TRIGGER jobs_tenant_limits BEFORE INSERT ON jobs
         FOR EACH ROW EXECUTE FUNCTION jobs_tenant_limits()`,
     );
+    // A held job never runs, whatever put it in BullMQ (an enqueue that skipped admission, an older
+    // API during an upgrade): its lease UPDATE skips the row, the worker finds nothing to do, and
+    // the job runs once admitted. The WHEN clause spares every other update the function call.
+    await queryRunner.query(`
+      CREATE FUNCTION jobs_held_not_leased() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RETURN NULL;
+      END $$`);
+    await queryRunner.query(
+      `CREATE TRIGGER jobs_held_not_leased BEFORE UPDATE ON jobs
+        FOR EACH ROW WHEN (NEW.admission = 'held' AND NEW.status = 'running')
+        EXECUTE FUNCTION jobs_held_not_leased()`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TRIGGER jobs_held_not_leased ON jobs`);
+    await queryRunner.query(`DROP FUNCTION jobs_held_not_leased()`);
     await queryRunner.query(`DROP TRIGGER jobs_tenant_limits ON jobs`);
     await queryRunner.query(`DROP FUNCTION jobs_tenant_limits()`);
     await queryRunner.query(`DROP INDEX jobs_tenant_queued_idx`);

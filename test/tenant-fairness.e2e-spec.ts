@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { TenantsRepository } from '@hashq/jobs';
+import { HASH_QUEUE, hashJobOptions, TenantsRepository } from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import type { Client } from 'pg';
 
@@ -141,9 +141,14 @@ describe('tenant fairness: max_running_jobs', () => {
     expect(await count(`tenant_id = 'a' AND admission = 'admitted'`, [])).toBe(2);
     expect(await count(`tenant_id = 'a' AND admission = 'held'`, [])).toBe(498);
     expect((await env.queue.getJobCounts('wait', 'prioritized')).wait).toBe(3);
+    // A held job put into BullMQ behind admission's back does not run before it is admitted.
+    const { rows: held } = await env.db.query<{ id: string }>(
+      `SELECT id FROM jobs WHERE tenant_id = 'a' AND admission = 'held' ORDER BY created_at DESC LIMIT 1`,
+    );
+    await env.queue.add(HASH_QUEUE, { jobId: held[0].id }, hashJobOptions(held[0].id));
 
     const sampler = new RunningSampler(env.db, 'a');
-    const worker = env.startWorker({ WORKER_CONCURRENCY: '4' });
+    const worker = env.startWorker({ WORKER_CONCURRENCY: '4', RECONCILE_SECONDS: '2' });
     const bDone = await env.waitForJob(b, (job) => job.status === 'succeeded');
     const bStarted = await env.db.query<{ started_at: Date }>(
       `SELECT started_at FROM jobs WHERE id = $1`,
@@ -158,6 +163,11 @@ describe('tenant fairness: max_running_jobs', () => {
 
     await waitForTenantDone('a', 500);
     await sampler.stop();
+    expect(
+      worker.lines.some(
+        (line) => line.jobId === held[0].id && /nothing to do/.test(line.msg ?? ''),
+      ),
+    ).toBe(true);
     process.stdout.write(
       `fairness: A jobs started before B's job started: ${aStartedBeforeB} of 500; ` +
         `A running at once: max ${sampler.max} over ${sampler.samples} samples, ` +

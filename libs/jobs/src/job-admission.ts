@@ -33,7 +33,8 @@ export class JobAdmission {
   ) {}
 
   /**
-   * Admits the tenant's oldest held jobs into its free slots and enqueues them; returns their ids.
+   * Admits the tenant's next held jobs (by priority, absent last, then oldest first: BullMQ's order)
+   * into its free slots and enqueues them; returns their ids.
    * The tenant row lock serializes fills of one tenant, and the count runs after it is taken, so
    * two fills never hand out the same slot. An enqueue that fails is left to the queue reconciler
    * (an admitted queued job is dispatchable like any other).
@@ -50,7 +51,7 @@ export class JobAdmission {
           WHERE id IN (
                   SELECT id FROM jobs
                    WHERE tenant_id = $1 AND admission = 'held' AND status = 'queued'
-                   ORDER BY created_at, id
+                   ORDER BY (options ->> 'priority')::int, created_at, id
                    LIMIT CASE WHEN $2::int IS NULL THEN NULL ELSE greatest(0, $2::int - (
                            SELECT count(*) FROM jobs WHERE tenant_id = $1 AND admission = 'admitted'
                               AND status IN ('queued', 'running'))) END)
