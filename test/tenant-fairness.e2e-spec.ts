@@ -8,7 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
-import { HASH_QUEUE, hashJobOptions, TenantsRepository } from '@hashq/jobs';
+import {
+  AdmissionSweeper,
+  HASH_QUEUE,
+  hashJobOptions,
+  JobQueueReconciler,
+  TenantsRepository,
+} from '@hashq/jobs';
 import type { INestApplication } from '@nestjs/common';
 import type { Client } from 'pg';
 
@@ -127,6 +133,53 @@ describe('tenant fairness: max_running_jobs', () => {
     }
   }
 
+  it('admission without a worker: held jobs stay out of BullMQ until a slot frees', async () => {
+    await app.get(TenantsRepository).create({ id: 'd', name: 'D', maxRunningJobs: 1 });
+    const path = join(env.dataDir, 'd.bin');
+    await writeFile(path, 'tenant d');
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push(await submit('d', path));
+    const inQueue = async () =>
+      (await env.queue.getJobs(['wait', 'prioritized', 'active'])).map((job) => job.id).sort();
+    const admitted = async () =>
+      (
+        await env.db.query<{ id: string }>(
+          `SELECT id FROM jobs WHERE tenant_id = 'd' AND admission = 'admitted' AND status = 'queued' ORDER BY id`,
+        )
+      ).rows.map((row) => row.id);
+    expect(await inQueue()).toEqual([ids[0]]);
+
+    // The reconciler (after a Redis loss) puts back admitted jobs only.
+    await env.queue.drain();
+    expect(await inQueue()).toEqual([]);
+    await app.get(JobQueueReconciler).reconcile();
+    expect(await inQueue()).toEqual([ids[0]]);
+
+    // Canceling the admitted job hands its slot on at once.
+    await jobs.cancel(ids[0]);
+    expect(await admitted()).toEqual([ids[1]]);
+    expect(await inQueue()).toEqual([ids[1]]);
+
+    // A job that ended while its process died before the fill: the sweep admits the next.
+    await env.db.query(`UPDATE jobs SET status = 'succeeded', finished_at = now() WHERE id = $1`, [
+      ids[1],
+    ]);
+    await env.queue.remove(ids[1]);
+    expect(await admitted()).toEqual([]);
+    await app.get(AdmissionSweeper).sweep();
+    expect(await admitted()).toEqual([ids[2]]);
+
+    // A raised limit admits more at the next fill; nothing beyond it.
+    await env.db.query(`UPDATE tenants SET max_running_jobs = 5 WHERE id = 'd'`);
+    await app.get(AdmissionSweeper).sweep();
+    expect(await admitted()).toEqual([ids[2], ids[3]].sort());
+    expect(await inQueue()).toEqual([ids[2], ids[3]].sort());
+    for (const id of ids.slice(2)) await jobs.cancel(id);
+    await env.queue.drain();
+  });
+
+  // 500 jobs through 2 slots (the timeout) on a shared 2-core machine: minutes at worst, not seconds (no
+  // assertion is about time).
   it("A's 500 queued jobs run 2 at a time, and B's one job does not wait behind them", async () => {
     const paths: string[] = [];
     for (let i = 0; i < 501; i++) {
@@ -179,7 +232,7 @@ describe('tenant fairness: max_running_jobs', () => {
     await expectDigests('a');
     await expectDigests('b');
     await worker.stop();
-  });
+  }, 300_000);
 
   it('a SIGKILLed worker leaks no slot: a new worker finishes every job within the limit', async () => {
     const settings = {
@@ -214,5 +267,5 @@ describe('tenant fairness: max_running_jobs', () => {
     expect(await maxOverlap(env.db, 'c')).toBe(2);
     expect(await count(`tenant_id = 'c' AND admission <> 'admitted'`, [])).toBe(0);
     await expectDigests('c');
-  });
+  }, 300_000);
 });

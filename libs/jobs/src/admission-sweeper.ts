@@ -12,14 +12,18 @@ import { PeriodicTask } from './periodic-task';
  */
 @Injectable()
 export class AdmissionSweeper extends PeriodicTask {
-  protected readonly runAtBootstrap = true;
-
   constructor(
     private readonly admission: JobAdmission,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) logger: Logger,
   ) {
     super(logger);
+  }
+
+  /** A first round at start, without holding the start up (PostgreSQL may be slow to answer). */
+  override async onApplicationBootstrap(): Promise<void> {
+    await super.onApplicationBootstrap();
+    void this.round();
   }
 
   /** One round now (tests); a failure is logged, not thrown. */
