@@ -178,7 +178,7 @@ describe('tenant fairness: max_running_jobs', () => {
     await env.queue.drain();
   });
 
-  // 500 jobs through 2 slots (the timeout) on a shared 2-core machine: minutes at worst, not seconds (no
+  // The timeout: 500 jobs through 2 slots on a shared 2-core machine may take minutes (no
   // assertion is about time).
   it("A's 500 queued jobs run 2 at a time, and B's one job does not wait behind them", async () => {
     const paths: string[] = [];
