@@ -13,8 +13,11 @@ import type { SourceRef } from './source-ref';
 /** The tenant of rows made before tenants existed, and of local use without keys. */
 export const DEFAULT_TENANT = 'default';
 
-/** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
-const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
+/**
+ * Queued, or running under a lease that is not alive (its worker stopped renewing it); never a job
+ * held for a slot of its tenant (JobAdmission enqueues it when it is admitted).
+ */
+const DISPATCHABLE = `(admission IS DISTINCT FROM 'held' AND (status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()))))`;
 
 export interface NewJob {
   /** The owning tenant; `default` when not given. */

@@ -10,6 +10,8 @@ export const HASH_QUEUE = 'hash';
 export interface HashJobData {
   jobId: string;
   totalBytes?: number;
+  /** Set on a job admitted under its tenant's max_running_jobs: its end admits the tenant's next. */
+  tenantId?: string;
 }
 
 export function hashJobData(jobId: string, totalBytes: number | null): HashJobData {
