@@ -24,9 +24,20 @@ export const logContext = new AsyncLocalStorage<Readonly<Record<string, unknown>
 
 /**
  * Fields never written, at the top level or two levels down: hash states (a plaintext tail of the
- * input), credentials (an `Authorization` header, a cookie, an API key or its secret, a token).
+ * input), credentials (an `Authorization` header, a cookie, an API key or its secret, a token),
+ * and the parameters of a failed SQL query (TypeORM's QueryFailedError carries them: a request's
+ * data, a state, a key's hash).
  */
-const SECRET_FIELDS = ['state', 'states', 'authorization', 'cookie', 'apiKey', 'secret', 'token'];
+const SECRET_FIELDS = [
+  'state',
+  'states',
+  'authorization',
+  'cookie',
+  'apiKey',
+  'secret',
+  'token',
+  'parameters',
+];
 export const REDACTED_PATHS = SECRET_FIELDS.flatMap((field) => [
   field,
   `*.${field}`,
