@@ -32,6 +32,8 @@ return { hits, leftMs }
 
 /** A rate-limit check delays a request by this much at most; then it is let through. */
 const REDIS_TIMEOUT_MS = 500;
+/** How long the start waits for Redis (then it goes on, failing open until Redis answers). */
+const CONNECT_TIMEOUT_MS = 2000;
 /** While Redis is away, one log line per this interval. */
 const LOG_INTERVAL_MS = 10_000;
 
@@ -72,8 +74,9 @@ export class RateLimitStorage implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleInit(): void {
-    this.connect();
+  /** Connects before the app serves, so its first requests are counted; Redis being down does not stop the start. */
+  async onModuleInit(): Promise<void> {
+    await withTimeout(this.redis.connect(), CONNECT_TIMEOUT_MS, 'redis').catch(() => undefined);
   }
 
   onModuleDestroy(): void {
