@@ -50,8 +50,10 @@ export interface ApiTestbed {
   close(): Promise<void>;
 }
 
-export async function createApiTestbed(): Promise<ApiTestbed> {
-  const env = await createTestEnv();
+export async function createApiTestbed(
+  overrides: Record<string, string> = {},
+): Promise<ApiTestbed> {
+  const env = await createTestEnv(overrides);
   let app: INestApplication | undefined;
   const db = new Client({ connectionString: env.databaseUrl });
   const close = async () => {
