@@ -385,14 +385,16 @@ describe('HTTP hardening (e2e)', () => {
       expect(body.error.requestId).toMatch(UUID);
     });
 
-    it('a body dripped one byte at a time: 408 REQUEST_TIMEOUT, connection closed', async () => {
+    it('a body dripped one byte at a time: 408 REQUEST_TIMEOUT with its request id, closed', async () => {
       const answer = await dripUntilClosed(
         port,
-        'POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
+        'POST /v1/jobs HTTP/1.1\r\nHost: x\r\nX-Request-Id: drip-body\r\n' +
+          'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{',
         ' ',
       );
       const body = JSON.parse(answer.body);
       expect([answer.status, body.error.code]).toEqual([408, 'REQUEST_TIMEOUT']);
+      expect(body.error.requestId).toBe('drip-body');
     });
 
     it('an idle kept-alive connection is closed by the server', async () => {

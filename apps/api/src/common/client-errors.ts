@@ -26,6 +26,12 @@ const REFUSALS: Record<string, { status: number; code: ApiErrorCode; message: st
   },
 };
 const CLOSE_GRACE_MS = 5000;
+
+/** The response of the request a socket serves, once Express has it (Node's socket._httpMessage). */
+interface InFlightResponse {
+  headersSent?: boolean;
+  locals?: { requestId?: unknown };
+}
 const MALFORMED = {
   status: 400,
   code: 'MALFORMED_REQUEST' as const,
@@ -41,13 +47,15 @@ const MALFORMED = {
 export function answerClientErrorsInJson(server: Server, logger: Logger): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     // As Node does: nothing to answer on a reset socket, or after a response has begun on it.
-    const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    const inFlight = (socket as Socket & { _httpMessage?: InFlightResponse })._httpMessage;
     if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
       socket.destroy();
       return;
     }
     const { status, code, message } = REFUSALS[err.code ?? ''] ?? MALFORMED;
-    const requestId = randomUUID();
+    // A request timed out while its body arrived already has its id; one refused earlier gets one.
+    const known = inFlight?.locals?.requestId;
+    const requestId = typeof known === 'string' ? known : randomUUID();
     const reason = err.code ?? null;
     const { error } = errorBody(code, message, { reason });
     const body = JSON.stringify({ error: { ...error, requestId } });
