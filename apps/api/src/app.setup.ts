@@ -7,7 +7,7 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { useJsonBodyParsers } from './common/body-limits';
 import { answerClientErrorsInJson } from './common/client-errors';
 import { boundHttpServer } from './common/http-server';
-import { requestId, requestLogContext } from './common/request-id.middleware';
+import { requestId } from './common/request-id.middleware';
 import { requestLogger } from './common/request-logger.middleware';
 import { securityHeaders } from './common/security-headers';
 import { createValidationPipe } from './common/validation.pipe';
@@ -32,7 +32,6 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   app.use(securityHeaders(DOCS_PATH));
   app.use(requestLogger(logger));
   useJsonBodyParsers(app, config);
-  app.use(requestLogContext());
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(createValidationPipe());
   // After the APP_GUARDs (authentication sets the principal it counts by): they were added when

@@ -20,7 +20,8 @@ export function requestIdOf(res: Response): string | undefined {
 /**
  * Gives every request an id: the client's sane X-Request-Id, or a new UUID. It is echoed in the
  * X-Request-Id response header, put in every error body (AllExceptionsFilter) and, through
- * logContext, in every log line written while the request is served.
+ * logContext, in every log line written while the request is served (body-parser 2 keeps the
+ * async context across the body's events; test/api-hardening.e2e-spec.ts checks it).
  */
 export function requestId() {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -29,18 +30,6 @@ export function requestId() {
       typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
     res.setHeader(REQUEST_ID_HEADER, id);
-    logContext.run({ requestId: id }, next);
-  };
-}
-
-/**
- * Enters the request's log context again: body-parser hands over to the next middleware from the
- * socket's 'end' event, outside the context requestId() opened (mounted after the parsers).
- */
-export function requestLogContext() {
-  return (_req: Request, res: Response, next: NextFunction): void => {
-    const id = requestIdOf(res);
-    if (id === undefined || logContext.getStore()?.requestId === id) return next();
     logContext.run({ requestId: id }, next);
   };
 }
