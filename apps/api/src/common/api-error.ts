@@ -59,6 +59,7 @@ export const API_ERROR_CODES = [
   // 429
   'BENCHMARK_LIMIT_REACHED',
   'TENANT_QUEUE_FULL',
+  'RATE_LIMITED',
   // 431
   'HEADERS_TOO_LARGE',
   // 460 (tus checksum extension)
@@ -71,9 +72,12 @@ export const API_ERROR_CODES = [
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
-/** The body of every error response: { error: { code, message, details } }. */
+/**
+ * The body of every error response: { error: { code, message, details, requestId } }; the
+ * exception filter adds the request's id (X-Request-Id) as it answers.
+ */
 export interface ErrorBody {
-  error: { code: ApiErrorCode; message: string; details: unknown };
+  error: { code: ApiErrorCode; message: string; details: unknown; requestId?: string };
 }
 
 export function errorBody(code: ApiErrorCode, message: string, details: unknown = null): ErrorBody {
