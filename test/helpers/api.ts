@@ -6,6 +6,8 @@
  *   await request(app.getHttpServer()).get('/health').expect(200);
  *   await app.close();  // before env.cleanup()
  */
+import type { IncomingMessage } from 'node:http';
+
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -15,7 +17,18 @@ import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/app.setup';
 import { createTestEnv, type TestEnv } from './env';
 
-export async function createApiApp(env: TestEnv): Promise<INestApplication> {
+export interface ApiAppOptions {
+  /**
+   * true (default): requests without an Authorization header get env's admin key, as a client
+   * configured with that key would send it. false: requests go as they are (auth tests).
+   */
+  attachKey?: boolean;
+}
+
+export async function createApiApp(
+  env: TestEnv,
+  options: ApiAppOptions = {},
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forRoot({ env: env.env })],
   }).compile();
@@ -23,6 +36,12 @@ export async function createApiApp(env: TestEnv): Promise<INestApplication> {
     logger: false,
     bodyParser: false,
   });
+  if (options.attachKey ?? true) {
+    app.use((req: IncomingMessage, _res: unknown, next: () => void) => {
+      req.headers.authorization ??= env.auth.Authorization;
+      next();
+    });
+  }
   configureApp(app);
   await app.init();
   return app;

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-import { HASHQ_LOGGER } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import type {
   NestExpressApplication,
   NestExpressBodyParserOptionsFor,
@@ -8,6 +8,11 @@ import type {
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 
+import { WWW_AUTHENTICATE } from './auth/auth.guard';
+import { docsAccess } from './auth/docs-access';
+import { KeyVerifier } from './auth/key-verifier';
+import { SCOPES } from './auth/principal';
+import { documentScopes, routeAccess } from './auth/route-scopes';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { answerClientErrorsInJson } from './common/client-errors';
 import { requestLogger } from './common/request-logger.middleware';
@@ -60,9 +65,16 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
           'Every error is { "error": { "code", "message", "details" } }.',
       )
       .setVersion('1')
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        description: `An API key hq_<id>_<secret>. Scopes: ${SCOPES.join(', ')} (admin implies all). No key, an unknown, expired or revoked one: 401 UNAUTHORIZED with WWW-Authenticate: ${WWW_AUTHENTICATE}; a key without the route's scope: 403 SCOPE_MISSING.`,
+      })
       .build(),
     { extraModels: [FileSourceDto] },
   );
+  documentScopes(document, routeAccess(app));
+  app.use('/docs', docsAccess(app.get<HashqConfig>(HASHQ_CONFIG), app.get(KeyVerifier)));
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
   return app;
 }

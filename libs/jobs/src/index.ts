@@ -13,4 +13,5 @@ export * from './queue-reconciler';
 export * from './queue-reconciler.module';
 export * from './redis';
 export * from './source-ref';
+export * from './tenants.repository';
 export * from './with-timeout';
