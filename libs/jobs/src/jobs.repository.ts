@@ -133,7 +133,8 @@ export class JobsRepository {
     if (query.status) builder.andWhere('job.status = :status', { status: query.status });
     if (query.after) {
       builder.andWhere(
-        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after)',
+        // the cursor's job must be the tenant's too: another tenant's id places nothing
+        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after AND cursor.tenant_id = :tenantId)',
         { after: query.after },
       );
     }
