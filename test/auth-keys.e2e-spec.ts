@@ -111,7 +111,7 @@ describe('API keys: rotation, tenant admins, storage, the keys command, HASHQ_AU
   });
 
   it("lets a tenant's admin manage its own tenant's keys only", async () => {
-    const { key } = await createTestKey(env.databaseUrl, { tenantId: 'rot', scopes: ['admin'] });
+    const { key } = await createTestKey(env, { tenantId: 'rot', scopes: ['admin'] });
     const tenantAdmin = bearer(key);
     const mine = await http()
       .post('/v1/keys')
@@ -134,6 +134,38 @@ describe('API keys: rotation, tenant admins, storage, the keys command, HASHQ_AU
     await http().get('/v1/jobs').set(operator()).expect(200);
     const tenants = await http().get('/v1/tenants').set(tenantAdmin).expect(403);
     expect(tenants.body.error.code).toBe('SCOPE_MISSING');
+  });
+
+  it('creates tenants with file roots inside HASHQ_FILE_ROOTS only', async () => {
+    const inside = join(env.fileRoot, 'acme');
+    const ok = await http()
+      .post('/v1/tenants')
+      .set(operator())
+      .send({ id: 'acme', name: 'ACME', fileRoots: [inside], maxRunningJobs: 2 })
+      .expect(201);
+    expect(ok.body).toMatchObject({ id: 'acme', fileRoots: [inside], maxRunningJobs: 2 });
+    const outside = await http()
+      .post('/v1/tenants')
+      .set(operator())
+      .send({ id: 'evil', name: 'Evil', fileRoots: ['/etc', `${env.fileRoot}/../x`] })
+      .expect(400);
+    expect(outside.body.error.details.outside).toHaveLength(2);
+    const again = await http().post('/v1/tenants').set(operator()).send({ id: 'acme', name: 'x' });
+    expect([again.status, again.body.error.code]).toEqual([409, 'TENANT_EXISTS']);
+  });
+
+  it('on a loopback HOST, /metrics and /docs are open by default and the API still is not', async () => {
+    const local = await createApiApp(
+      { ...env, env: { ...env.env, HOST: '127.0.0.1' } },
+      { attachKey: false },
+    );
+    try {
+      await request(local.getHttpServer()).get('/metrics').expect(200);
+      await request(local.getHttpServer()).get('/docs/json').expect(200);
+      await request(local.getHttpServer()).get('/v1/jobs').expect(401);
+    } finally {
+      await local.close();
+    }
   });
 
   it('refuses keys that expire in the past and unknown scopes', async () => {

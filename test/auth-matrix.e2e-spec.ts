@@ -102,7 +102,7 @@ describe('authorization matrix: every route × every kind of caller', () => {
     return res.body.id as string;
   };
   const newKey = async (tenantId = 'default'): Promise<string> =>
-    (await createTestKey(env.databaseUrl, { tenantId, scopes: ['jobs:read'] })).id;
+    (await createTestKey(env, { tenantId, scopes: ['jobs:read'] })).id;
 
   /** What a refused request must not change. */
   const snapshot = async () =>
@@ -391,20 +391,20 @@ describe('authorization matrix: every route × every kind of caller', () => {
       process.arch,
     ]);
     for (const scope of SCOPES) {
-      keys[scope] = (await createTestKey(env.databaseUrl, { scopes: [scope] })).key;
+      keys[scope] = (await createTestKey(env, { scopes: [scope] })).key;
       const without = SCOPES.filter((s) => s !== scope && s !== 'admin');
-      keys[`without ${scope}`] = (await createTestKey(env.databaseUrl, { scopes: without })).key;
+      keys[`without ${scope}`] = (await createTestKey(env, { scopes: without })).key;
     }
-    const old = await createTestKey(env.databaseUrl, { scopes: ['admin'] });
+    const old = await createTestKey(env, { scopes: ['admin'] });
     await db.query(`UPDATE api_keys SET expires_at = now() - interval '1 hour' WHERE id = $1`, [
       old.id,
     ]);
     expired = old.key;
-    const gone = await createTestKey(env.databaseUrl, { scopes: ['admin'] });
+    const gone = await createTestKey(env, { scopes: ['admin'] });
     await db.query(`UPDATE api_keys SET revoked_at = now() WHERE id = $1`, [gone.id]);
     revoked = gone.key;
     otherAdmin = (
-      await createTestKey(env.databaseUrl, {
+      await createTestKey(env, {
         tenantId: OTHER,
         createTenant: true,
         scopes: ['admin'],

@@ -40,7 +40,7 @@ describe('tenants: isolation of jobs, sessions and keys (e2e, real PostgreSQL + 
     file = join(env.fileRoot, 'data.bin');
     await writeFile(file, 'tenant data');
     for (const tenant of ['a', 'b'] as const) {
-      const { key } = await createTestKey(env.databaseUrl, {
+      const { key } = await createTestKey(env, {
         tenantId: `tenant-${tenant}`,
         createTenant: true,
         scopes: ['jobs:read', 'jobs:write', 'benchmarks:read'],

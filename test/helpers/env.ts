@@ -65,12 +65,13 @@ export interface TestKey {
 
 /** Makes a key in the test database (as `npm run keys -- create` does); returns the whole key. */
 export async function createTestKey(
-  databaseUrl: string,
+  database: Pick<TestEnv, 'databaseUrl' | 'schema'>,
   key: TestKey,
 ): Promise<{ id: string; key: string }> {
-  const client = new Client({ connectionString: databaseUrl });
+  const client = new Client({ connectionString: database.databaseUrl });
   await client.connect();
   try {
+    await client.query(`SET search_path TO "${database.schema}"`);
     const sql = pgSql(client);
     const tenants = new TenantsRepository(sql);
     const service = new ApiKeysService(new KeysRepository(sql), tenants);
@@ -155,7 +156,10 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
   let apiKey: string;
   try {
     await runMigrations(config);
-    ({ key: apiKey } = await createTestKey(databaseUrl, { name: 'test admin', scopes: ['admin'] }));
+    ({ key: apiKey } = await createTestKey(
+      { databaseUrl, schema: config.databaseSchema },
+      { name: 'test admin', scopes: ['admin'] },
+    ));
   } catch (err) {
     await cleanup();
     throw err;

@@ -1,3 +1,6 @@
+import { isAbsolute, relative, resolve } from 'node:path';
+
+import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import {
   Body,
   Controller,
@@ -5,6 +8,7 @@ import {
   Get,
   HttpCode,
   HttpStatus,
+  Inject,
   Param,
   Post,
   Query,
@@ -71,7 +75,10 @@ export class KeysController {
 @Controller('v1/tenants')
 @RequireScope('admin')
 export class TenantsController {
-  constructor(private readonly keys: ApiKeysService) {}
+  constructor(
+    private readonly keys: ApiKeysService,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+  ) {}
 
   @Post()
   @HttpCode(HttpStatus.CREATED)
@@ -79,7 +86,17 @@ export class TenantsController {
   @ApiForbiddenResponse({ description: 'SCOPE_MISSING: not the operator' })
   async create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateTenantDto) {
     operatorOnly(caller);
-    return this.keys.createTenant(dto);
+    const outside = (dto.fileRoots ?? []).filter((root) => !this.withinRoots(root));
+    if (outside.length > 0) {
+      throw ApiError.validation('fileRoots must be absolute folders inside HASHQ_FILE_ROOTS', {
+        field: 'fileRoots',
+        outside,
+      });
+    }
+    return this.keys.createTenant({
+      ...dto,
+      fileRoots: dto.fileRoots?.map((root) => resolve(root)),
+    });
   }
 
   @Get()
@@ -87,6 +104,14 @@ export class TenantsController {
   async list(@CurrentPrincipal() caller: Principal) {
     operatorOnly(caller);
     return { items: await this.keys.listTenants() };
+  }
+
+  private withinRoots(root: string): boolean {
+    if (!isAbsolute(root)) return false;
+    return this.config.fileRoots.some((allowed) => {
+      const path = relative(allowed, resolve(root));
+      return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+    });
   }
 }
 
