@@ -24,7 +24,7 @@ import { DataSource } from 'typeorm';
 
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { createApiApp } from './helpers/api';
-import { stateKeysEnv, testStateKey } from './helpers/env';
+import { stateKeysEnv, testStateKey, undoThrough } from './helpers/env';
 import { PlaintextScan } from './helpers/plaintext-scan';
 import { fileDigest, MiB, WorkerTestEnv } from './helpers/worker-process';
 
@@ -287,8 +287,7 @@ describe('the migration that seals stored states', () => {
     // tables), then what an earlier version left: a plaintext checkpoint of an unfinished job, and
     // states of a canceled one.
     const dataSource = await new DataSource(dataSourceOptions(config)).initialize();
-    for (let undone = 0; undone < 2; undone++)
-      await dataSource.undoLastMigration({ transaction: 'each' });
+    await undoThrough(dataSource, 'SealJobStates1796300000000'); // and every later one
     await dataSource.destroy();
     const resumable = await env.submit(path, ['sha256']);
     const canceled = await env.submit(path, ['sha256']);
@@ -320,10 +319,10 @@ describe('the migration that seals stored states', () => {
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
     expect((await env.states(canceled)).get('sha256')).toEqual(plaintext);
 
-    expect(await runMigrations(config)).toEqual([
+    expect((await runMigrations(config)).slice(0, 2)).toEqual([
       'SealJobStates1796300000000',
       'SealSessionStates1796400000000',
-    ]);
+    ]); // then the later ones
     expect((await env.states(canceled)).size).toBe(0);
     const sealed = (await env.states(resumable)).get('sha256')!;
     expect(readSealedHeader(sealed).keyId).toBe(env.env.stateKey.id);

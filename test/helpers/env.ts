@@ -31,6 +31,7 @@ import { runMigrations } from '@hashq/database';
 import { TenantsRepository } from '@hashq/jobs';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
 
 import { ApiKeysService } from '../../apps/api/src/auth/api-keys.service';
 import { KeysRepository } from '../../apps/api/src/auth/keys.repository';
@@ -177,4 +178,19 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     auth: { Authorization: `Bearer ${apiKey}` },
     cleanup,
   };
+}
+
+/**
+ * Undoes the applied migrations, newest first, down to and including `name`: the schema as it was
+ * before that migration, whatever migrations came after it.
+ */
+export async function undoThrough(dataSource: DataSource, name: string): Promise<void> {
+  for (;;) {
+    const [last] = (await dataSource.query(
+      `SELECT name FROM typeorm_migrations ORDER BY id DESC LIMIT 1`,
+    )) as { name: string }[];
+    if (!last) throw new Error(`migration ${name} was never applied`);
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    if (last.name === name) return;
+  }
 }
