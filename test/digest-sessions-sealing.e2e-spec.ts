@@ -17,7 +17,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 
 import { createApiApp } from './helpers/api';
-import { createTestEnv, type TestEnv } from './helpers/env';
+import { createTestEnv, type TestEnv, undoThrough } from './helpers/env';
 import { PlaintextScan } from './helpers/plaintext-scan';
 import { MiB, nodeDigest, TUS } from './helpers/tus';
 
@@ -202,12 +202,7 @@ describe('the migration that seals stored session states', () => {
     // Back to plaintext states (the migration's down() opens them; every later migration is undone
     // first), and states an earlier version might have left on an ended session.
     const dataSource = await new DataSource(dataSourceOptions(config)).initialize();
-    const later = dataSource.migrations.length;
-    const sealing = dataSource.migrations.findIndex(
-      (m) => m.name === 'SealSessionStates1796400000000',
-    );
-    for (let undone = sealing; undone < later; undone++)
-      await dataSource.undoLastMigration({ transaction: 'each' });
+    await undoThrough(dataSource, 'SealSessionStates1796400000000'); // and every later one
     await dataSource.destroy();
     const plaintext = plaintextStates(['sha256'], data.subarray(0, 1000));
     expect(await s.states(uploading)).toEqual(plaintext);
@@ -219,9 +214,7 @@ describe('the migration that seals stored session states', () => {
     );
     expect([await s.states(uploading), await s.states(finished)]).toEqual([plaintext, plaintext]); // nothing changed
 
-    const applied = await runMigrations(config);
-    expect(applied[0]).toBe('SealSessionStates1796400000000');
-    expect(applied).toHaveLength(later - sealing);
+    expect((await runMigrations(config))[0]).toBe('SealSessionStates1796400000000'); // then the later ones
     expect(await s.states(finished)).toBeNull();
     const [sealed] = (await s.states(uploading))!;
     expect(readSealedHeader(sealed).keyId).toBe(s.env.stateKey.id);

@@ -24,7 +24,7 @@ import { DataSource } from 'typeorm';
 
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { createApiApp } from './helpers/api';
-import { stateKeysEnv, testStateKey } from './helpers/env';
+import { stateKeysEnv, testStateKey, undoThrough } from './helpers/env';
 import { PlaintextScan } from './helpers/plaintext-scan';
 import { fileDigest, MiB, WorkerTestEnv } from './helpers/worker-process';
 
@@ -287,10 +287,7 @@ describe('the migration that seals stored states', () => {
     // empty tables), then what an earlier version left: a plaintext checkpoint of an unfinished job,
     // and states of a canceled one.
     const dataSource = await new DataSource(dataSourceOptions(config)).initialize();
-    const later = dataSource.migrations.length;
-    const sealing = dataSource.migrations.findIndex((m) => m.name === 'SealJobStates1796300000000');
-    for (let undone = sealing; undone < later; undone++)
-      await dataSource.undoLastMigration({ transaction: 'each' });
+    await undoThrough(dataSource, 'SealJobStates1796300000000'); // and every later one
     await dataSource.destroy();
     const resumable = await env.submit(path, ['sha256']);
     const canceled = await env.submit(path, ['sha256']);
@@ -322,12 +319,10 @@ describe('the migration that seals stored states', () => {
     expect((await env.states(resumable)).get('sha256')).toEqual(plaintext); // nothing changed
     expect((await env.states(canceled)).get('sha256')).toEqual(plaintext);
 
-    const applied = await runMigrations(config);
-    expect(applied.slice(0, 2)).toEqual([
+    expect((await runMigrations(config)).slice(0, 2)).toEqual([
       'SealJobStates1796300000000',
       'SealSessionStates1796400000000',
-    ]);
-    expect(applied).toHaveLength(later - sealing);
+    ]); // then the later ones
     expect((await env.states(canceled)).size).toBe(0);
     const sealed = (await env.states(resumable)).get('sha256')!;
     expect(readSealedHeader(sealed).keyId).toBe(env.env.stateKey.id);

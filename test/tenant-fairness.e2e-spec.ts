@@ -82,9 +82,9 @@ describe('tenant fairness: max_running_jobs', () => {
     app = await createApiApp(env.env);
     jobs = app.get(JobsService);
     const tenants = app.get(TenantsRepository);
-    await tenants.create({ id: 'a', name: 'A', maxRunningJobs: 2 });
-    await tenants.create({ id: 'b', name: 'B' });
-    await tenants.create({ id: 'c', name: 'C', maxRunningJobs: 2 });
+    await tenants.insert({ id: 'a', name: 'A', maxRunningJobs: 2 });
+    await tenants.insert({ id: 'b', name: 'B' });
+    await tenants.insert({ id: 'c', name: 'C', maxRunningJobs: 2 });
   });
 
   afterAll(async () => {
@@ -93,11 +93,10 @@ describe('tenant fairness: max_running_jobs', () => {
   });
 
   async function submit(tenantId: string, path: string): Promise<string> {
-    const { job } = await jobs.submit(
-      { source: { type: 'file', path }, algorithms: ['sha256'] },
-      undefined,
-      tenantId,
-    );
+    const { job } = await jobs.submit(tenantId, {
+      source: { type: 'file', path },
+      algorithms: ['sha256'],
+    });
     files.set(job.id, path);
     return job.id;
   }
@@ -134,7 +133,7 @@ describe('tenant fairness: max_running_jobs', () => {
   }
 
   it('admission without a worker: held jobs stay out of BullMQ until a slot frees', async () => {
-    await app.get(TenantsRepository).create({ id: 'd', name: 'D', maxRunningJobs: 1 });
+    await app.get(TenantsRepository).insert({ id: 'd', name: 'D', maxRunningJobs: 1 });
     const path = join(env.dataDir, 'd.bin');
     await writeFile(path, 'tenant d');
     const ids: string[] = [];
@@ -156,7 +155,7 @@ describe('tenant fairness: max_running_jobs', () => {
     expect(await inQueue()).toEqual([ids[0]]);
 
     // Canceling the admitted job hands its slot on at once.
-    await jobs.cancel(ids[0]);
+    await jobs.cancel('d', ids[0]);
     expect(await admitted()).toEqual([ids[1]]);
     expect(await inQueue()).toEqual([ids[1]]);
 
@@ -174,7 +173,7 @@ describe('tenant fairness: max_running_jobs', () => {
     await app.get(AdmissionSweeper).sweep();
     expect(await admitted()).toEqual([ids[2], ids[3]].sort());
     expect(await inQueue()).toEqual([ids[2], ids[3]].sort());
-    for (const id of ids.slice(2)) await jobs.cancel(id);
+    for (const id of ids.slice(2)) await jobs.cancel('d', id);
     await env.queue.drain();
   });
 

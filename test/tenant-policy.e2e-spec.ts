@@ -157,31 +157,26 @@ describe('tenant policy at submission', () => {
   });
 
   it("another tenant's settings and limits are its own", async () => {
-    await tenants.create({
+    await tenants.insert({
       id: 'tenant-b',
       name: 'B',
       maxQueuedJobs: 1,
       allowedHosts: ['b.example.org'],
     });
     const service = bed.app.get(JobsService);
-    const job = await service.submit(
-      { source: 'https://b.example.org/1', algorithms: ['sha256'] },
-      undefined,
-      'tenant-b',
-    );
+    const job = await service.submit('tenant-b', {
+      source: 'https://b.example.org/1',
+      algorithms: ['sha256'],
+    });
     const row = await bed.db.query(`SELECT tenant_id FROM jobs WHERE id = $1`, [job.job.id]);
     expect(row.rows[0].tenant_id).toBe('tenant-b');
     const full = await service
-      .submit({ source: 'https://b.example.org/2', algorithms: ['sha256'] }, undefined, 'tenant-b')
+      .submit('tenant-b', { source: 'https://b.example.org/2', algorithms: ['sha256'] })
       .catch((err: unknown) => err);
     expect(full).toBeInstanceOf(ApiError);
     expect((full as ApiError).getStatus()).toBe(429);
     const host = await service
-      .submit(
-        { source: 'https://files.example.com/', algorithms: ['sha256'] },
-        undefined,
-        'tenant-b',
-      )
+      .submit('tenant-b', { source: 'https://files.example.com/', algorithms: ['sha256'] })
       .catch((err: unknown) => err);
     expect((host as ApiError).getStatus()).toBe(403);
     // The default tenant is not held by B's limits, nor B by the default's settings.

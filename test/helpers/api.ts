@@ -6,6 +6,8 @@
  *   await request(app.getHttpServer()).get('/health').expect(200);
  *   await app.close();  // before env.cleanup()
  */
+import type { IncomingMessage } from 'node:http';
+
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
@@ -21,6 +23,11 @@ export interface ApiAppOptions {
   logger?: Logger;
   /** Modules beside AppModule (e.g. a stand-in for the authentication guard). */
   imports?: Array<Type | DynamicModule>;
+  /**
+   * true (default): requests without an Authorization header get env's admin key, as a client
+   * configured with that key would send it. false: requests go as they are (auth tests).
+   */
+  attachKey?: boolean;
 }
 
 export async function createApiApp(
@@ -37,6 +44,12 @@ export async function createApiApp(
     logger: false,
     bodyParser: false,
   });
+  if (options.attachKey ?? true) {
+    app.use((req: IncomingMessage, _res: unknown, next: () => void) => {
+      req.headers.authorization ??= env.auth.Authorization;
+      next();
+    });
+  }
   configureApp(app);
   await app.init();
   return app;

@@ -4,6 +4,7 @@ import { bullRootModule } from '@hashq/jobs';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
+import { AuthModule } from './auth/auth.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';
 import { DigestSessionsModule } from './digest-sessions/digest-sessions.module';
 import { HealthModule } from './health/health.module';
@@ -21,6 +22,7 @@ export class AppModule {
         HashqConfigModule.forRoot({ name: 'api', ...options }),
         DatabaseModule,
         bullRootModule('producer'),
+        AuthModule,
         JobsModule,
         AlgorithmsModule,
         BenchmarksModule,

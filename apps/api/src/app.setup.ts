@@ -3,6 +3,11 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 
+import { WWW_AUTHENTICATE } from './auth/auth.guard';
+import { docsAccess } from './auth/docs-access';
+import { KeyVerifier } from './auth/key-verifier';
+import { SCOPES } from './auth/principal';
+import { documentScopes, routeAccess } from './auth/route-scopes';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { useJsonBodyParsers } from './common/body-limits';
 import { answerClientErrorsInJson } from './common/client-errors';
@@ -48,9 +53,16 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
           'Every error is { "error": { "code", "message", "details" } }.',
       )
       .setVersion('1')
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        description: `An API key hq_<id>_<secret>. Scopes: ${SCOPES.join(', ')} (admin implies all). No key, an unknown, expired or revoked one: 401 UNAUTHORIZED with WWW-Authenticate: ${WWW_AUTHENTICATE}; a key without the route's scope: 403 SCOPE_MISSING.`,
+      })
       .build(),
     { extraModels: [FileSourceDto] },
   );
+  documentScopes(document, routeAccess(app));
+  app.use(`/${DOCS_PATH}`, docsAccess(app.get<HashqConfig>(HASHQ_CONFIG), app.get(KeyVerifier)));
   SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: `${DOCS_PATH}/json` });
   return app;
 }

@@ -59,6 +59,10 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
+      HOST: '::1',
+      HASHQ_AUTH: 'off',
+      HASHQ_METRICS_ACCESS: 'key',
+      HASHQ_DOCS_ACCESS: 'open',
       DATABASE_URL: 'postgresql://u@db:5433/x',
       DATABASE_SCHEMA: 'hq',
       REDIS_URL: 'rediss://r:6380',
@@ -111,6 +115,8 @@ describe('loadConfig', () => {
     });
     expect(config).toEqual({
       port: 8080,
+      host: '::1',
+      auth: { enabled: false, metrics: 'key', docs: 'open' },
       databaseUrl: 'postgresql://u@db:5433/x',
       databaseSchema: 'hq',
       redisUrl: 'rediss://r:6380',
@@ -202,6 +208,38 @@ describe('loadConfig', () => {
     [{ API_JSON_MAX_BYTES: '10' }, /API_JSON_MAX_BYTES must be an integer/],
   ])('refuses API limits %j', (env, problem) => {
     expect(() => loadConfig({ ...KEYS, ...env })).toThrow(problem);
+  });
+
+  it('keeps authentication on, and /metrics and /docs open only on a loopback HOST, by default', () => {
+    expect(loadConfig(KEYS)).toMatchObject({
+      host: '',
+      auth: { enabled: true, metrics: 'key', docs: 'key' },
+    });
+    for (const host of ['127.0.0.1', '127.8.9.1', '::1', '[::1]', 'localhost']) {
+      expect(loadConfig({ ...KEYS, HOST: host }).auth).toEqual({
+        enabled: true,
+        metrics: 'open',
+        docs: 'open',
+      });
+    }
+  });
+
+  it('refuses HASHQ_AUTH=off unless HOST is a loopback address', () => {
+    for (const host of ['', '0.0.0.0', '::', '10.0.0.5']) {
+      expect(() => loadConfig({ ...KEYS, HASHQ_AUTH: 'off', HOST: host })).toThrow(
+        /HASHQ_AUTH=off is for local use only: set HOST to a loopback address/,
+      );
+    }
+    expect(loadConfig({ ...KEYS, HASHQ_AUTH: 'off', HOST: '127.0.0.1' }).auth.enabled).toBe(false);
+    expect(() => loadConfig({ ...KEYS, HASHQ_AUTH: 'maybe' })).toThrow(
+      /HASHQ_AUTH must be on or off/,
+    );
+    expect(() => loadConfig({ ...KEYS, HASHQ_METRICS_ACCESS: 'public' })).toThrow(
+      /HASHQ_METRICS_ACCESS must be open or key/,
+    );
+    expect(() => loadConfig({ ...KEYS, HOST: 'example.com' })).toThrow(
+      /HOST must be an IP address or localhost/,
+    );
   });
 
   it('takes the S3 region from AWS_REGION when S3_REGION is unset', () => {

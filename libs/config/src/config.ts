@@ -5,6 +5,10 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 /** Everything hashq reads from the environment, validated and typed. */
 export interface HashqConfig {
   port: number;
+  /** API: HOST, the address it listens on ('' = every interface, Node's default). */
+  host: string;
+  /** API: authentication (README "Keys and scopes"); HASHQ_AUTH=off is refused unless host is loopback. */
+  auth: AuthSettings;
   databaseUrl: string;
   databaseSchema: string;
   redisUrl: string;
@@ -65,6 +69,24 @@ export interface HashqConfig {
   /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
   remote: RemoteSettings;
   logLevel: LogLevel;
+}
+
+/** Who may reach /metrics and /docs: anyone, or only callers with an admin key. */
+export type EndpointAccess = 'open' | 'key';
+
+export interface AuthSettings {
+  /** HASHQ_AUTH: false only for local use (every request is the default tenant with every scope). */
+  enabled: boolean;
+  /** HASHQ_METRICS_ACCESS (default: open when HOST is loopback, key otherwise). */
+  metrics: EndpointAccess;
+  /** HASHQ_DOCS_ACCESS (default: open when HOST is loopback, key otherwise). */
+  docs: EndpointAccess;
+}
+
+/** Whether `host` (HOST) only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'));
 }
 
 /** One entry of HASHQ_STATE_KEYS (`id:base64-of-32-bytes`). */
@@ -162,6 +184,10 @@ export function projectRoot(start = process.cwd()): string {
 export function defaultEnv(root = projectRoot()): Required<Record<EnvName, string>> {
   return {
     PORT: '3000',
+    HOST: '',
+    HASHQ_AUTH: 'on',
+    HASHQ_METRICS_ACCESS: '',
+    HASHQ_DOCS_ACCESS: '',
     DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/hashq',
     DATABASE_SCHEMA: 'public',
     REDIS_URL: 'redis://127.0.0.1:6379',
@@ -216,6 +242,10 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
 
 export type EnvName =
   | 'PORT'
+  | 'HOST'
+  | 'HASHQ_AUTH'
+  | 'HASHQ_METRICS_ACCESS'
+  | 'HASHQ_DOCS_ACCESS'
   | 'DATABASE_URL'
   | 'DATABASE_SCHEMA'
   | 'REDIS_URL'
@@ -343,8 +373,15 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
+  const host = raw('HOST');
+  if (host !== '' && host !== 'localhost' && isIP(host.replace(/^\[(.*)\]$/, '$1')) === 0) {
+    problems.push(`HOST must be an IP address or localhost, got "${host}"`);
+  }
+
   const config: HashqConfig = {
     port: int('PORT', 0, 65535),
+    host,
+    auth: authSettings(raw, host, problems),
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseSchema: schema,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
@@ -462,6 +499,38 @@ function parseStateKeys(text: string, problems: string[], required: boolean): St
     }
   });
   return keys;
+}
+
+/**
+ * HASHQ_AUTH (on|off) and the access to /metrics and /docs. Without keys anyone who reaches the
+ * port is the default tenant with every scope, so off is refused unless HOST is a loopback address.
+ */
+function authSettings(
+  raw: (name: EnvName) => string,
+  host: string,
+  problems: string[],
+): AuthSettings {
+  const loopback = isLoopbackHost(host);
+  const mode = raw('HASHQ_AUTH').toLowerCase();
+  if (mode !== 'on' && mode !== 'off') {
+    problems.push(`HASHQ_AUTH must be on or off, got "${mode}"`);
+  } else if (mode === 'off' && !loopback) {
+    problems.push(
+      `HASHQ_AUTH=off is for local use only: set HOST to a loopback address (127.0.0.1, ::1), got "${host || 'every interface'}"`,
+    );
+  }
+  const access = (name: EnvName): EndpointAccess => {
+    const value = raw(name).toLowerCase();
+    if (value === '') return loopback ? 'open' : 'key';
+    if (value !== 'open' && value !== 'key')
+      problems.push(`${name} must be open or key, got "${value}"`);
+    return value as EndpointAccess;
+  };
+  return {
+    enabled: mode !== 'off',
+    metrics: access('HASHQ_METRICS_ACCESS'),
+    docs: access('HASHQ_DOCS_ACCESS'),
+  };
 }
 
 /** The S3 part of RemoteSettings; its problems go to `problems`. */

@@ -36,6 +36,8 @@ export type InsertResult =
   | { kind: 'existing'; job: JobEntity; sameRequest: boolean };
 
 export interface ListQuery {
+  /** Only this tenant's jobs. */
+  tenantId: string;
   status?: JobStatus;
   limit: number;
   /** Id of the last job of the previous page. */
@@ -138,18 +140,21 @@ export class JobsRepository {
       .createQueryBuilder('job')
       .orderBy('job.created_at', 'DESC')
       .addOrderBy('job.id', 'DESC')
-      .limit(query.limit);
+      .limit(query.limit)
+      .where('job.tenant_id = :tenantId', { tenantId: query.tenantId });
     if (query.status) builder.andWhere('job.status = :status', { status: query.status });
     if (query.after) {
       builder.andWhere(
-        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after)',
+        // the cursor's job must be the tenant's too: another tenant's id places nothing
+        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after AND cursor.tenant_id = :tenantId)',
         { after: query.after },
       );
     }
     return builder.getMany();
   }
 
-  async requestCancel(id: string): Promise<CancelResult> {
+  /** Cancels the job if it belongs to `tenantId`; another tenant's is 'not-found'. */
+  async requestCancel(id: string, tenantId: string): Promise<CancelResult> {
     // queued → canceled in one conditional UPDATE, so a worker leasing the job at the same moment
     // either sees 'canceled' or already holds it as 'running' (and then sees cancel_requested).
     // A queued job may have states (released by a worker): the trigger deletes them with the UPDATE.
@@ -157,18 +162,26 @@ export class JobsRepository {
       .createQueryBuilder()
       .update(JobEntity)
       .set({ status: JobStatus.Canceled, cancelRequested: true, finishedAt: () => 'now()' })
-      .where('id = :id AND status = :queued', { id, queued: JobStatus.Queued })
+      .where('id = :id AND tenant_id = :tenantId AND status = :queued', {
+        id,
+        tenantId,
+        queued: JobStatus.Queued,
+      })
       .execute();
     if (!canceled.affected) {
       await this.jobs
         .createQueryBuilder()
         .update(JobEntity)
         .set({ cancelRequested: true })
-        .where('id = :id AND status = :running', { id, running: JobStatus.Running })
+        .where('id = :id AND tenant_id = :tenantId AND status = :running', {
+          id,
+          tenantId,
+          running: JobStatus.Running,
+        })
         .execute();
     }
     const job = await this.findById(id);
-    if (!job) return { kind: 'not-found' };
+    if (!job || job.tenantId !== tenantId) return { kind: 'not-found' };
     if (job.status === JobStatus.Canceled) return { kind: 'canceled', job };
     if (job.status === JobStatus.Running) return { kind: 'requested', job };
     return { kind: 'already-finished', job };

@@ -1,3 +1,4 @@
+import { rowsSqlProvider } from '@hashq/database';
 import { Module } from '@nestjs/common';
 
 import { AdmissionSweeper } from './admission-sweeper';
@@ -11,7 +12,7 @@ import { TenantsRepository } from './tenants.repository';
  */
 @Module({
   imports: [HashQueueModule],
-  providers: [TenantsRepository, JobAdmission, AdmissionSweeper],
+  providers: [rowsSqlProvider(TenantsRepository), JobAdmission, AdmissionSweeper],
   exports: [TenantsRepository, JobAdmission],
 })
 export class TenantStoreModule {}

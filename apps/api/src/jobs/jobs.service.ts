@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { HASHQ_LOGGER } from '@hashq/config';
 import type { JobEntity } from '@hashq/database';
 import {
-  DEFAULT_TENANT,
   HASH_QUEUE,
   type HashJobData,
   hashJobData,
@@ -63,9 +62,9 @@ export class JobsService {
 
   /** Records the job in PostgreSQL (the truth), then dispatches it through BullMQ. */
   async submit(
+    tenantId: string,
     dto: CreateJobDto,
     idempotencyKey?: string,
-    tenantId = DEFAULT_TENANT,
   ): Promise<SubmitResult> {
     if (
       idempotencyKey !== undefined &&
@@ -109,14 +108,15 @@ export class JobsService {
     return { job: toJobResponse(result.job), replayed: result.kind === 'existing' };
   }
 
-  async get(id: string): Promise<JobResponse> {
-    return toJobResponse(await this.findOrFail(id));
+  /** Another tenant's job is JOB_NOT_FOUND, exactly like a missing one. */
+  async get(tenantId: string, id: string): Promise<JobResponse> {
+    return toJobResponse(await this.findOrFail(tenantId, id));
   }
 
-  async list(query: ListJobsQuery): Promise<JobListResponse> {
+  async list(tenantId: string, query: ListJobsQuery): Promise<JobListResponse> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const rows = await this.jobs.list({ status: query.status, limit: limit + 1, after });
+    const rows = await this.jobs.list({ tenantId, status: query.status, limit: limit + 1, after });
     const page = rows.slice(0, limit);
     return {
       items: page.map(toJobResponse),
@@ -125,9 +125,9 @@ export class JobsService {
   }
 
   /** Returns the job and whether it is already canceled (true) or only asked to stop (false). */
-  async cancel(id: string): Promise<{ job: JobResponse; canceled: boolean }> {
+  async cancel(tenantId: string, id: string): Promise<{ job: JobResponse; canceled: boolean }> {
     if (!isUuid(id)) throw this.notFound(id);
-    const result = await this.jobs.requestCancel(id);
+    const result = await this.jobs.requestCancel(id, tenantId);
     switch (result.kind) {
       case 'not-found':
         throw this.notFound(id);
@@ -149,9 +149,9 @@ export class JobsService {
     }
   }
 
-  private async findOrFail(id: string): Promise<JobEntity> {
+  private async findOrFail(tenantId: string, id: string): Promise<JobEntity> {
     const job = isUuid(id) ? await this.jobs.findById(id) : null;
-    if (!job) throw this.notFound(id);
+    if (!job || job.tenantId !== tenantId) throw this.notFound(id);
     return job;
   }
 
