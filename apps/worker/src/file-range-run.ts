@@ -76,17 +76,30 @@ export async function fileRangeLoop(
   }
   const watched = await guard.watch({ ...opened, stream: ranges() }, host.position());
   const it = watched.stream[Symbol.asyncIterator]();
-  for (;;) {
+  /** The next range hashed: true, or false at the end; null when a cancel aborted the wait. */
+  const next = async (): Promise<boolean | null> => {
     let read: IteratorResult<Buffer>;
     try {
       read = await it.next();
     } catch (err) {
-      if (host.signal.aborted) return host.aborted();
+      if (host.signal.aborted) return null;
       throw err;
     }
-    if (read.done) return 'end';
+    if (read.done) return false;
     host.advance(read.value.length);
+    return true;
+  };
+  for (;;) {
+    const more = await next();
+    if (more === null) return host.aborted();
+    if (!more) return 'end';
     const stop = await host.between();
+    if (stop === 'hand-back') {
+      // as the stream loop hashes the chunk it read ahead: one more range, so the checkpoint it
+      // started commits while that range is hashed and the hand-back lands one range further on
+      if ((await next()) === null) return host.aborted();
+      return 'hand-back';
+    }
     if (stop) return stop;
   }
 }
