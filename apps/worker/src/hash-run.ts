@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 
 import type { Checkpoint, CheckpointStore } from './checkpoint-store';
 import { expectedDigestError } from './expected-digests';
-import { type FileRangeHost, fileRangeHashers, fileRangeLoop } from './file-range-run';
+import { fileRangeHashers, type FileRangeHost, fileRangeLoop } from './file-range-run';
 import { StateInvalidError } from './job-errors';
 import { JobHashers } from './job-hashers';
 import { RunTimings } from './run-timings';
