@@ -3,6 +3,8 @@
 // @hashq/native's hashFiles against `rclone hashsum SHA256 <dir>` and
 // `find <dir> -type f -print0 | xargs -0 -P2 sha256sum` (the floor), in the same run, round by round.
 // Every tool lists the tree itself (hashFiles: readdir of each folder, then one call per folder).
+// Wall time and CPU time (user + system of the process and its children: steadier than wall time
+// on a loaded machine) are both printed, with ratios.
 // A timing script, not a test: it checks only that hashFiles' digests equal sha256sum's.
 //
 // Environment:
@@ -42,6 +44,7 @@ const now = () => Number(process.hrtime.bigint()) / 1e9;
 /** The tree through hashFiles: readdir per folder, then its names in calls of BATCH. */
 async function runNative() {
   const started = now();
+  const cpu0 = process.cpuUsage();
   const rootFd = fs.openSync(ROOT, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
   const digests = new Map();
   let failed = 0;
@@ -64,22 +67,38 @@ async function runNative() {
   } finally {
     fs.closeSync(rootFd);
   }
-  return { seconds: now() - started, files: digests.size, failed, digests };
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    seconds: now() - started,
+    cpu: (cpu.user + cpu.system) / 1e6,
+    files: digests.size,
+    failed,
+    digests,
+  };
 }
 
-function runCommand(cmd, args, options = {}) {
+/** Wall seconds, CPU seconds of the command and its children (bash's `times`), stdout. */
+function runShell(script) {
   const started = now();
-  const r = spawnSync(cmd, args, { maxBuffer: 1 << 30, encoding: 'utf8', ...options });
-  if (r.status !== 0) throw new Error(`${cmd} failed: ${r.stderr}`);
-  return { seconds: now() - started, stdout: r.stdout };
+  const r = spawnSync('bash', ['-c', `${script}\ntimes >&2`], {
+    maxBuffer: 1 << 30,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`${script} failed: ${r.stderr}`);
+  // the second line of `times`: the children's user and system time, e.g. "0m1.234s 0m0.567s"
+  const line = r.stderr.trim().split('\n').at(-1);
+  const cpu = [...line.matchAll(/(\d+)m([\d.]+)s/g)].reduce(
+    (t, m) => t + Number(m[1]) * 60 + Number(m[2]),
+    0,
+  );
+  return { seconds: now() - started, cpu, stdout: r.stdout };
 }
 
-const runRclone = () => runCommand('rclone', ['hashsum', 'SHA256', ROOT]);
+const runRclone = () => runShell(`rclone hashsum SHA256 ${JSON.stringify(ROOT)}`);
 const runXargs = () =>
-  runCommand('bash', [
-    '-c',
+  runShell(
     `cd ${JSON.stringify(ROOT)} && find . -type f -name '*.bin' -print0 | xargs -0 -P2 sha256sum`,
-  ]);
+  );
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -90,14 +109,19 @@ async function main() {
   }
   runXargs(); // warm the page cache and the dentries
   const times = { hashFiles: [], rclone: [], xargs: [] };
+  const cpus = { hashFiles: [], rclone: [], xargs: [] };
   let check;
   for (let round = 0; round < REPEAT; round++) {
     const n = await runNative();
     if (n.files !== N || n.failed) throw new Error(`hashFiles: ${n.files} ok, ${n.failed} failed`);
     times.hashFiles.push(n.seconds);
-    times.rclone.push(runRclone().seconds);
+    cpus.hashFiles.push(n.cpu);
+    const rc = runRclone();
+    times.rclone.push(rc.seconds);
+    cpus.rclone.push(rc.cpu);
     const x = runXargs();
     times.xargs.push(x.seconds);
+    cpus.xargs.push(x.cpu);
     check = { native: n.digests, sums: x.stdout };
     console.log(
       `round ${round + 1}: hashFiles ${n.seconds.toFixed(2)} s, rclone ${times.rclone[round].toFixed(2)} s, ` +
@@ -113,19 +137,29 @@ async function main() {
   }
   if (mismatches) throw new Error(`${mismatches} digests differ from sha256sum`);
   const ours = median(times.hashFiles);
+  const oursCpu = median(cpus.hashFiles);
   console.log(
     `\n${N} files of ${SIZE} B, sha256, warm cache, ${REPEAT} rounds (medians); ` +
       `${require('node:os').cpus().length} CPUs (${require('node:os').cpus()[0].model})`,
   );
-  console.log('| tool | s | files/s | hashFiles vs it |');
-  console.log('|---|--:|--:|--:|');
+  console.log(
+    `load average ${require('node:os')
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
+  console.log('| tool | wall s | files/s | hashFiles vs it | CPU s | hashFiles vs it (CPU) |');
+  console.log('|---|--:|--:|--:|--:|--:|');
   const rows = [
-    ['@hashq/native hashFiles', ours],
-    ['rclone hashsum SHA256 (default checkers)', median(times.rclone)],
-    ['find -print0 \\| xargs -0 -P2 sha256sum', median(times.xargs)],
+    ['@hashq/native hashFiles', ours, oursCpu],
+    ['rclone hashsum SHA256 (default checkers)', median(times.rclone), median(cpus.rclone)],
+    ['find -print0 \\| xargs -0 -P2 sha256sum', median(times.xargs), median(cpus.xargs)],
   ];
-  for (const [name, s] of rows) {
-    console.log(`| ${name} | ${s.toFixed(2)} | ${Math.round(N / s)} | ${(s / ours).toFixed(2)}× |`);
+  for (const [name, s, c] of rows) {
+    console.log(
+      `| ${name} | ${s.toFixed(2)} | ${Math.round(N / s)} | ${(s / ours).toFixed(2)}× | ` +
+        `${c.toFixed(2)} | ${(c / oursCpu).toFixed(2)}× |`,
+    );
   }
   console.log(`digests checked against sha256sum: ${N}, 0 differ`);
 }
