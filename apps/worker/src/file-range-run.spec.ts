@@ -46,30 +46,37 @@ describe('fileRangeLoop', () => {
     stopAt?: { position: number; answer: 'cancel' | 'hand-back' },
   ) {
     let position = start;
-    const seen: { position: number; states: string[] }[] = [];
+    let bytesRead = start;
+    let captured: string[] = [];
+    const seen: { position: number; bytesRead: number; states: string[] }[] = [];
     const controller = new AbortController();
     const h: FileRangeHost = {
       rangeBytes: 128 * KiB,
       limits,
       signal: controller.signal,
       position: () => position,
-      advance: (count) => {
+      read: (count) => {
+        bytesRead += count;
+      },
+      hashed: (count) => {
         position += count;
+      },
+      capture: () => {
+        captured = hashers.map((x) => x.serialize().toString('hex'));
       },
       timed: (_stage, work) => work,
       aborted: () => 'cancel',
       between: async () => {
-        // the hashers are idle between ranges: a checkpoint can serialize them
-        seen.push({ position, states: hashers.map((x) => x.serialize().toString('hex')) });
+        seen.push({ position, bytesRead, states: captured });
         return stopAt && position >= stopAt.position ? stopAt.answer : undefined;
       },
     };
-    return { h, seen, controller, at: () => position };
+    return { h, seen, controller, at: () => position, read: () => bytesRead };
   }
 
   const sha = (name: string, bytes: Buffer) => createHash(name).update(bytes).digest('hex');
 
-  it('hashes the file from the position in ranges, equal to crypto, idle between ranges', async () => {
+  it('hashes the file from the position in ranges, equal to crypto, one range read ahead', async () => {
     const hashers = [createHasher('sha256'), createHasher('sha1')];
     const run = host(5 * KiB, hashers);
     // resuming at 5 KiB: the hashers hold the first 5 KiB already
@@ -77,10 +84,14 @@ describe('fileRangeLoop', () => {
     const target = fileRangeHashers(opened(data.length), { list: () => hashers })!;
     expect(await fileRangeLoop(run.h, opened(data.length), target)).toBe('end');
     expect(run.at()).toBe(data.length);
-    expect(run.seen.map((s) => s.position)).toEqual([
+    const ends = [
       ...Array.from({ length: 7 }, (_, i) => 5 * KiB + (i + 1) * 128 * KiB),
       data.length,
-    ]);
+    ];
+    expect(run.seen.map((s) => s.position)).toEqual(ends);
+    // between ranges the next one is being read already, and counts as read
+    expect(run.seen.map((s) => s.bytesRead)).toEqual([...ends.slice(1), data.length]);
+    expect(run.read()).toBe(data.length);
     expect(hashers[0].digest().toString('hex')).toBe(sha('sha256', data));
     expect(hashers[1].digest().toString('hex')).toBe(sha('sha1', data));
     // a state taken between ranges resumes to the same digest
@@ -95,6 +106,7 @@ describe('fileRangeLoop', () => {
     const target = { fd, list: a };
     expect(await fileRangeLoop(handBack.h, opened(data.length), target)).toBe('hand-back');
     expect(handBack.at()).toBe(384 * KiB);
+    expect(handBack.read()).toBe(384 * KiB); // nothing started after the hand-back's range
     expect(a[0].busy).toBe(false);
     expect(a[0].digest().toString('hex')).toBe(sha('sha256', data.subarray(0, 384 * KiB)));
 
@@ -123,6 +135,7 @@ describe('fileRangeLoop', () => {
         'end',
       );
       expect(run.at()).toBe(200 * KiB);
+      expect(run.read()).toBe(200 * KiB); // the short range's count corrected
     } finally {
       closeSync(sfd);
     }

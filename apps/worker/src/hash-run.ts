@@ -225,15 +225,27 @@ export class HashRun {
   private fileRangeHost(hashers: RunHashers, opened: OpenedSource): FileRangeHost {
     const { chunkBytes, checkpointBytes } = this.settings;
     const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
+    // the states at the position, taken when the last range ended: the next one is being hashed
+    let states = new Map<string, Buffer>();
+    const captured: RunHashers = {
+      update: (chunk) => hashers.update(chunk),
+      digests: () => hashers.digests(),
+      serialize: () => states,
+    };
     return {
       rangeBytes: chunkBytes,
       limits: this.settings.limits,
       signal: this.reading.signal,
       position: () => this.position,
-      advance: (count) => {
+      read: (count) => {
         this.bytesRead += count;
+      },
+      hashed: (count) => {
         this.position += count;
         this.metrics?.bytesHashed(count);
+      },
+      capture: () => {
+        states = hashers.serialize();
       },
       timed: (stage, work) => this.timings.timed(stage, work),
       aborted: () => {
@@ -249,7 +261,7 @@ export class HashRun {
         if (this.checkpointDue()) {
           if (this.writes.busy && wouldLag())
             await this.timings.timed('writeWait', this.writes.settle());
-          if (!this.writes.busy) this.startCheckpoint(hashers, opened);
+          if (!this.writes.busy) this.startCheckpoint(captured, opened);
         }
         return undefined;
       },
