@@ -68,6 +68,7 @@ describe('loadConfig', () => {
       CHECKPOINT_BYTES: '1048576',
       CHECKPOINT_SECONDS: '2',
       WORKER_CONCURRENCY: '3',
+      WORKER_SMALL_JOB_CONCURRENCY: '24',
       LEASE_SECONDS: '60',
       WORKER_METRICS_PORT: '0',
       RECONCILE_SECONDS: '5',
@@ -111,6 +112,7 @@ describe('loadConfig', () => {
       checkpointBytes: 1048576,
       checkpointSeconds: 2,
       workerConcurrency: 3,
+      workerSmallJobConcurrency: 24,
       leaseSeconds: 60,
       workerMetricsPort: 0,
       reconcileSeconds: 5,
@@ -291,6 +293,8 @@ describe('loadConfig', () => {
       ['WORKER_SHUTDOWN_TIMEOUT_MS', '60001'],
       ['PG_OUTAGE_MAX_SECONDS', '86401'],
       ['PG_OUTAGE_MAX_SECONDS', '-1'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '0'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '257'],
     ]) {
       expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`${name} must be an integer`));
     }

@@ -14,6 +14,8 @@ export interface HashqConfig {
   checkpointBytes: number;
   checkpointSeconds: number;
   workerConcurrency: number;
+  /** Worker only: small jobs (one read) at once; at least workerConcurrency. */
+  workerSmallJobConcurrency: number;
   leaseSeconds: number;
   /** Worker only: port of its Prometheus endpoint (GET /metrics); 0 disables it. */
   workerMetricsPort: number;
@@ -141,6 +143,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     CHECKPOINT_BYTES: String(64 * 1024 * 1024),
     CHECKPOINT_SECONDS: '5',
     WORKER_CONCURRENCY: '1',
+    WORKER_SMALL_JOB_CONCURRENCY: '16',
     LEASE_SECONDS: '30',
     WORKER_METRICS_PORT: '9464',
     RECONCILE_SECONDS: '30',
@@ -186,6 +189,7 @@ export type EnvName =
   | 'CHECKPOINT_BYTES'
   | 'CHECKPOINT_SECONDS'
   | 'WORKER_CONCURRENCY'
+  | 'WORKER_SMALL_JOB_CONCURRENCY'
   | 'LEASE_SECONDS'
   | 'WORKER_METRICS_PORT'
   | 'RECONCILE_SECONDS'
@@ -306,6 +310,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     checkpointBytes: int('CHECKPOINT_BYTES', 4096),
     checkpointSeconds: int('CHECKPOINT_SECONDS', 1, 86400),
     workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
+    workerSmallJobConcurrency: int('WORKER_SMALL_JOB_CONCURRENCY', 1, 256),
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
