@@ -36,10 +36,12 @@
         "src/riscv_features.c",
         "src/keccak_rv64.c",
         "src/ascon_rv64.c",
+        "src/file_io.c",
         "binding/addon.cc",
         "binding/args.cc",
         "binding/async_queue.cc",
-        "binding/hash_calls.cc"
+        "binding/hash_calls.cc",
+        "binding/file_calls.cc"
       ],
       "conditions": [
         ["target_arch=='riscv64'", {"dependencies": ["hashq_rv64_zbb", "hashq_rv64_zknh"]}]

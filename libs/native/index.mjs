@@ -30,5 +30,11 @@ export const {
   MutableHash,
   HashStream,
   hashTypeAlgorithm,
+  updateFromFile,
+  hashFiles,
+  HashFilesResult,
+  FileReadError,
+  FILE_BUFFER_BYTES,
+  FILES_BUFFER_BYTES,
 } = native;
 export default native;

@@ -13,6 +13,7 @@ import type { Logger } from 'pino';
 
 import type { Checkpoint, CheckpointStore } from './checkpoint-store';
 import { expectedDigestError } from './expected-digests';
+import { fileRangeHashers, type FileRangeHost, fileRangeLoop } from './file-range-run';
 import { StateInvalidError } from './job-errors';
 import { JobHashers } from './job-hashers';
 import { RunTimings } from './run-timings';
@@ -152,7 +153,10 @@ export class HashRun {
     const pulse = setInterval(() => this.pulse(), HEARTBEAT_MS);
     let end: LoopEnd;
     try {
-      end = await this.readLoop(opened, hashers);
+      const file = fileRangeHashers(opened, hashers); // a local file: read and hashed natively
+      end = await (file
+        ? fileRangeLoop(this.fileRangeHost(hashers, opened), opened, file)
+        : this.readLoop(opened, hashers));
     } finally {
       clearInterval(pulse); // no heartbeat may race the final write
     }
@@ -220,6 +224,53 @@ export class HashRun {
         if (!this.writes.busy) this.startCheckpoint(hashers, opened);
       }
     }
+  }
+
+  /** readLoop's work between chunks, for fileRangeLoop (file-range-run.ts) between ranges. */
+  private fileRangeHost(hashers: RunHashers, opened: OpenedSource): FileRangeHost {
+    const { chunkBytes, checkpointBytes } = this.settings;
+    const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
+    // the states at the position, taken when the last range ended: the next one is being hashed
+    let states = new Map<string, Buffer>();
+    const captured: RunHashers = {
+      update: (chunk) => hashers.update(chunk),
+      digests: () => hashers.digests(),
+      serialize: () => states,
+    };
+    return {
+      rangeBytes: chunkBytes,
+      limits: this.settings.limits,
+      signal: this.reading.signal,
+      position: () => this.position,
+      read: (count) => {
+        this.bytesRead += count;
+      },
+      hashed: (count) => {
+        this.position += count;
+        this.metrics?.bytesHashed(count);
+      },
+      capture: () => {
+        states = hashers.serialize();
+      },
+      timed: (stage, work) => this.timings.timed(stage, work),
+      aborted: () => {
+        this.writes.throwIfFailed();
+        return 'cancel';
+      },
+      between: async () => {
+        if (this.writes.checkpointInFlight && wouldLag())
+          await this.timings.timed('writeWait', this.writes.settle());
+        this.writes.throwIfFailed();
+        if (this.writes.cancelRequested) return 'cancel';
+        if (this.stopRequested()) return 'hand-back';
+        if (this.checkpointDue()) {
+          if (this.writes.busy && wouldLag())
+            await this.timings.timed('writeWait', this.writes.settle());
+          if (!this.writes.busy) this.startCheckpoint(captured, opened);
+        }
+        return undefined;
+      },
+    };
   }
 
   /** The next chunk, or null when the pulse aborted the read for a cancel (a failed write is thrown). */

@@ -44,6 +44,11 @@ export class JobHashers {
     return new JobHashers(hashers);
   }
 
+  /** The hashers, in the job's algorithm order (to feed them natively, e.g. updateFromFile). */
+  list(): Hasher[] {
+    return [...this.hashers.values()];
+  }
+
   async update(chunk: Buffer): Promise<void> {
     await Promise.all([...this.hashers.values()].map((hasher) => hasher.updateAsync(chunk)));
   }

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "async_queue.h"
+#include "file_calls.h"
 #include "hash_calls.h"
 #include "hashq.h"
 #include "hashq_testing.h"
@@ -94,6 +95,18 @@ const Named statuses[] = {
     {"ERR_BAD_ARGUMENT", HQ_ERR_BAD_ARGUMENT},
 };
 
+// enum hq_file_status by name: hashFiles' per-file status.
+const Named fileStatuses[] = {
+    {"OK", HQ_FILE_OK},
+    {"NOT_FOUND", HQ_FILE_NOT_FOUND},
+    {"FORBIDDEN", HQ_FILE_FORBIDDEN},
+    {"OUTSIDE", HQ_FILE_OUTSIDE},
+    {"NOT_REGULAR", HQ_FILE_NOT_REGULAR},
+    {"CHANGED", HQ_FILE_CHANGED},
+    {"UNSUPPORTED", HQ_FILE_UNSUPPORTED},
+    {"READ_FAILED", HQ_FILE_READ_FAILED},
+};
+
 Napi::Object Module(Napi::Env env, Napi::Object exports) {
   std::call_once(dispatchOnce, [] {
     const char *impl = std::getenv("HASHQ_NATIVE_IMPL");
@@ -132,6 +145,9 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
   exports.Set("setAsyncLimit", Napi::Function::New(env, SetAsyncLimit));
   exports.Set("asyncStats", Napi::Function::New(env, AsyncStats));
+  exports.Set("updateFromFile", Napi::Function::New(env, UpdateFromFile));
+  exports.Set("hashFiles", Napi::Function::New(env, HashFiles));
+  exports.Set("fileStatus", Table(env, fileStatuses));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));

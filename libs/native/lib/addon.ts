@@ -40,6 +40,43 @@ export interface NativeAddon {
   /** at most n updateAsync() calls of this thread run on the pool at once */
   setAsyncLimit(n: number): void;
   asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };
+  /** 0, or a negated errno when fd cannot be duplicated (done is then never called) */
+  updateFromFile(
+    ctxs: Uint8Array[],
+    fd: number,
+    offset: number,
+    length: number,
+    bufferSize: number,
+    done: (errno: number, bytes: number) => void,
+  ): number;
+  /** 0, or a negated errno when dirFd cannot be duplicated (done is then never called) */
+  hashFiles(
+    dirFd: number,
+    names: Bytes,
+    count: number,
+    start: number,
+    end: number,
+    templates: Uint8Array[],
+    outlens: Uint32Array,
+    flags: number,
+    digests: Uint8Array,
+    info: BigInt64Array,
+    status: Int32Array,
+    bufferSize: number,
+    done: () => void,
+  ): number;
+  /** enum hq_file_status of src/hashq.h by name without the HQ_FILE_ prefix */
+  fileStatus: Record<
+    | 'OK'
+    | 'NOT_FOUND'
+    | 'FORBIDDEN'
+    | 'OUTSIDE'
+    | 'NOT_REGULAR'
+    | 'CHANGED'
+    | 'UNSUPPORTED'
+    | 'READ_FAILED',
+    number
+  >;
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;

@@ -87,6 +87,8 @@ const CONSTRUCT = Symbol('Hasher.construct');
 export let hasherContext: (h: Hasher) => Uint8Array;
 /** Wraps a context (already initialised or loaded) in a Hasher. */
 export let wrapContext: (ctx: Uint8Array, info: AlgorithmInfo, outLen: number) => Hasher;
+/** Module-private: marks a hasher busy (true: refused when already busy) or idle again. */
+export let setHasherBusy: (h: Hasher, busy: boolean) => boolean;
 
 /**
  * A mutable, resumable hash computation. Create one with createHasher() or
@@ -101,6 +103,11 @@ export class Hasher {
   static {
     hasherContext = (h) => h.#ctx;
     wrapContext = (ctx, info, outLen) => new Hasher(CONSTRUCT, ctx, info, outLen);
+    setHasherBusy = (h, busy) => {
+      if (busy && h.#busy) return false;
+      h.#busy = busy;
+      return true;
+    };
   }
 
   /** @internal use createHasher() or Hasher.restore() */

@@ -15,5 +15,20 @@ export {
   UnknownAlgorithmError,
   UnsupportedStateVersionError,
 } from './errors';
+export type {
+  FileError,
+  FileErrorCode,
+  HashedFile,
+  HashFilesOptions,
+  UpdateFromFileOptions,
+} from './files';
+export {
+  FILE_BUFFER_BYTES,
+  FileReadError,
+  FILES_BUFFER_BYTES,
+  hashFiles,
+  HashFilesResult,
+  updateFromFile,
+} from './files';
 export { createHasher, hash, hashAsync, Hasher } from './hasher';
 export type { HasherOptions, HashOptions, Input } from './input';

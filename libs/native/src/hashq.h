@@ -110,6 +110,51 @@ int hq_deserialize(hq_ctx *ctx, const uint8_t *in, size_t len, int expect_id);
  * 0xE3069283, and hq_crc32c(hq_crc32c(0, a, m), b, n) is the CRC of a‖b. */
 uint32_t hq_crc32c(uint32_t crc, const uint8_t *p, size_t n);
 
+/* File input (src/file_io.c; POSIX, openat2 on Linux). Both run on the
+ * caller's thread and read into buf (buflen > 0 bytes, reused), so each
+ * piece is hashed while it is hot in this core's cache. */
+
+/* Reads [offset, offset + length) of fd with pread and absorbs each piece
+ * into every one of the count contexts (distinct). Returns the bytes
+ * absorbed (fewer than length: end of file) or a negated errno. */
+int64_t hq_update_fd(hq_ctx *const *ctxs, size_t count, int fd,
+                     uint64_t offset, uint64_t length, uint8_t *buf,
+                     size_t buflen);
+
+/* hq_hash_file_at's result: HQ_FILE_OK or why the file has no digest. */
+enum hq_file_status {
+  HQ_FILE_OK = 0,
+  HQ_FILE_NOT_FOUND = 1,   /* ENOENT, ENOTDIR, ENAMETOOLONG */
+  HQ_FILE_FORBIDDEN = 2,   /* EACCES, EPERM */
+  HQ_FILE_OUTSIDE = 3,     /* EXDEV, ELOOP: leads out of dirfd, or a
+                              symlink refused */
+  HQ_FILE_NOT_REGULAR = 4, /* a directory, FIFO, socket, device */
+  HQ_FILE_CHANGED = 5,     /* size, mtime or inode changed while read */
+  HQ_FILE_UNSUPPORTED = 6, /* ENOSYS: no openat2 */
+  HQ_FILE_READ_FAILED = 7  /* any other errno (EIO, EMFILE, ...) */
+};
+/* hq_hash_file_at flags: refuse every symlink (default: follow those that
+ * stay beneath dirfd). */
+#define HQ_FILE_NO_SYMLINKS 1u
+
+typedef struct hq_file_info {
+  uint64_t size; /* fstat of the opened file (filled when it was opened) */
+  int64_t mtime_ns;
+  uint64_t dev;
+  uint64_t ino;
+  int err; /* the errno behind the status, 0 when none */
+} hq_file_info;
+
+/* Opens name beneath dirfd (openat2, RESOLVE_BENEATH |
+ * RESOLVE_NO_MAGICLINKS; O_NONBLOCK so a FIFO does not block), checks that
+ * it is a regular file, copies templates[i] (initialised contexts) into
+ * ctxs[i] and absorbs the file's [0, size) into them, fstat again, closes.
+ * On HQ_FILE_OK ctxs[i] hold the file's hash (hq_final them). */
+int hq_hash_file_at(int dirfd, const char *name, unsigned flags,
+                    const hq_ctx *const *templates, hq_ctx *const *ctxs,
+                    size_t count, uint8_t *buf, size_t buflen,
+                    hq_file_info *info);
+
 #ifdef __cplusplus
 }
 #endif

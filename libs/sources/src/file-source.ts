@@ -60,7 +60,7 @@ export class FileSource implements Source {
       const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
       const stream = this.readRange(handle, offset, size, chunkBytes, options.onBytes);
       const currentVersion = async () => fileVersion(await handle.stat({ bigint: true }));
-      return { stream, version, size, close, currentVersion };
+      return { stream, version, size, close, currentVersion, fd: handle.fd };
     } catch (err) {
       await handle.close();
       throw err instanceof SourceError ? err : fsErrorToSourceError(err, this.path);

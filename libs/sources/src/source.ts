@@ -29,6 +29,12 @@ export interface OpenedSource {
    * descriptor) until `close()`; a source without it is asked again (`Source.currentVersion`).
    */
   currentVersion?(): Promise<SourceVersion>;
+  /**
+   * A local file's descriptor, the one opened and checked beneath the roots: a reader may read
+   * [offset, size) from it directly (pread; the worker hashes it natively) instead of `stream`, until
+   * `close()`. Never reopen the file by path.
+   */
+  fd?: number;
   /** Total length of the source in bytes, when known. */
   size: number | null;
   /**

@@ -1,0 +1,15 @@
+// File input on the thread pool (file_calls.cc): updateFromFile and
+// hashFiles, the C core's hq_update_fd and hq_hash_file_at.
+#ifndef HASHQ_BINDING_FILE_CALLS_H
+#define HASHQ_BINDING_FILE_CALLS_H
+
+#include <napi.h>
+
+namespace hashq {
+
+Napi::Value UpdateFromFile(const Napi::CallbackInfo &info);
+Napi::Value HashFiles(const Napi::CallbackInfo &info);
+
+}  // namespace hashq
+
+#endif
