@@ -10,6 +10,7 @@
  * one job with sha256, sha512, sha3-256 and crc64nvme (one read pass),
  * follows its progress, prints the digests and compares the first three
  * with Node's crypto over the same file. Exit code 0 when they match.
+ * The API key comes from HASHQ_API_KEY (npm start sets it from .data/api-key).
  * Its lines come from the services' logger (@hashq/config, built by `npm run build`).
  */
 'use strict';
@@ -59,7 +60,12 @@ async function nodeDigests(file) {
 async function request(method, pathname, body) {
   const res = await fetch(url + pathname, {
     method,
-    headers: body ? { 'content-type': 'application/json' } : undefined,
+    headers: {
+      ...(body ? { 'content-type': 'application/json' } : {}),
+      ...(process.env.HASHQ_API_KEY
+        ? { authorization: `Bearer ${process.env.HASHQ_API_KEY}` }
+        : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await res.json();
@@ -76,7 +82,7 @@ async function main() {
     algorithms: ALGORITHMS,
   });
   log(
-    `submitted job ${job.id}: ${ALGORITHMS.join(' + ')} of ${file} (follow it: curl ${url}/v1/jobs/${job.id})`,
+    `submitted job ${job.id}: ${ALGORITHMS.join(' + ')} of ${file} (follow it: curl -H "Authorization: Bearer $(cat .data/api-key)" ${url}/v1/jobs/${job.id})`,
   );
   let view = job;
   let shown = -1;

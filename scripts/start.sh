@@ -8,6 +8,8 @@
 # create the database, apply migrations, start the API and a worker, print the URLs.
 # Hash states are sealed at rest: without HASHQ_STATE_KEYS it makes a key once and keeps it in
 # .data/state-keys (mode 0600; losing it fails the unfinished jobs with STATE_INVALID).
+# The API asks for keys: it listens on 127.0.0.1 (HOST) and the first start makes an admin key of
+# the default tenant in .data/api-key (mode 0600; `npm run keys` makes more); the demo job uses it.
 # Ctrl-C stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -177,6 +179,12 @@ CREATED=$(services ensure-database "$DATABASE_URL")
 if [ -n "$CREATED" ]; then log "created database $CREATED"; fi
 node dist/libs/database/src/migrate-cli.js
 if [ -z "${HASHQ_FILE_ROOTS:-}" ]; then mkdir -p "$ROOT/data"; fi
+export HOST=${HOST:-127.0.0.1}
+API_KEY_FILE=$DATA/api-key
+mkdir -p "$DATA"
+node dist/apps/api/src/auth/keys-cli.js local-key "$API_KEY_FILE"
+HASHQ_API_KEY=$(cat "$API_KEY_FILE")
+export HASHQ_API_KEY
 
 # 4. the API and one worker
 node dist/apps/api/main.js &
@@ -186,7 +194,8 @@ CHILDREN+=($!)
 URL="http://127.0.0.1:${PORT:-3000}"
 services wait-http "$URL/health" 90 || die "the API did not become healthy"
 log "up and running (Ctrl-C stops it)"
-log "  API      $URL/v1/jobs"
+log "  API      $URL/v1/jobs   (an admin key is in $API_KEY_FILE)"
+log "           curl -H \"Authorization: Bearer \$(cat $API_KEY_FILE)\" $URL/v1/jobs"
 log "  OpenAPI  $URL/docs"
 log "  health   $URL/health"
 log "  metrics  $URL/metrics"

@@ -252,7 +252,7 @@ describe('directory batches through the API and a real worker', () => {
         });
       expect({ status: big.status, code: big.body.error?.code }).toEqual({
         status: 413,
-        code: 'MANIFEST_TOO_LARGE',
+        code: 'PAYLOAD_TOO_LARGE',
       });
       // one batch queued (a row no worker is told about): the next one is refused
       const { rows } = await env.db.query<{ id: string }>(

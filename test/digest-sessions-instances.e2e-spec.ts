@@ -91,7 +91,7 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
 
   /** GET of a session as JSON, from the instance at `origin`. */
   const getSession = async (origin: string, url: string) =>
-    (await (await fetch(`${origin}${new URL(url).pathname}`)).json()) as {
+    (await (await fetch(`${origin}${new URL(url).pathname}`, { headers: env.auth })).json()) as {
       status: string;
       offset: number;
       digests: Record<string, { hex: string }>;
@@ -116,6 +116,7 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     const upload = tusUpload(createReadStream(file), {
       endpoint: `${proxy.url}/v1/digest-sessions`,
       chunkSize: chunk,
+      headers: env.auth,
       metadata: sessionMetadata(['sha256', 'sha1', 'crc64nvme']),
       retryDelays: RETRIES,
       httpStack: redirectingHttpStack(() => origin),
@@ -157,6 +158,7 @@ describe('digest sessions on API processes: killed mid-PATCH, several instances 
     const { url } = await tusUpload(createReadStream(file), {
       endpoint: `${a.url}/v1/digest-sessions`,
       chunkSize: 2 * MiB,
+      headers: env.auth,
       metadata: sessionMetadata(['sha256', 'sha512', 'md5']),
       httpStack: redirectingHttpStack(() => (requests++ % 2 === 0 ? a.url : b.url)),
     });

@@ -13,6 +13,8 @@
  *   env.fileRoot       // write test files here (it is HASHQ_FILE_ROOTS)
  *   env.stateKey       // the test's own state key (HASHQ_STATE_KEYS = `${stateKey.id}:${base64}`)
  *   env.databaseUrl, env.schema, env.queuePrefix
+ *   env.apiKey, env.auth // an admin key of the default tenant, and { Authorization: 'Bearer …' }
+ *                        // (createApiApp sends it on requests that carry no Authorization)
  *
  * The API app on top of it: see ./api.ts (createApiApp). Set TEST_DATABASE_URL / REDIS_URL to use
  * other servers than the local defaults; the database named in TEST_DATABASE_URL is only used to
@@ -23,10 +25,17 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { pgSql } from '@hashq/bench';
 import { type HashqConfig, loadConfig, type StateKey } from '@hashq/config';
 import { runMigrations } from '@hashq/database';
+import { TenantsRepository } from '@hashq/jobs';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+
+import { ApiKeysService } from '../../apps/api/src/auth/api-keys.service';
+import { KeysRepository } from '../../apps/api/src/auth/keys.repository';
+import { LOCAL_PRINCIPAL, type Scope } from '../../apps/api/src/auth/principal';
 
 export interface TestEnv {
   databaseUrl: string;
@@ -39,7 +48,48 @@ export interface TestEnv {
   /** Every hashq variable, ready to pass to a child process or AppModule.forRoot({ env }). */
   env: Record<string, string>;
   config: HashqConfig;
+  /** An admin key of the default tenant (made after the migrations). */
+  apiKey: string;
+  /** `{ Authorization: 'Bearer <apiKey>' }` for requests. */
+  auth: Record<string, string>;
   cleanup(): Promise<void>;
+}
+
+export interface TestKey {
+  tenantId?: string;
+  name?: string;
+  scopes: Scope[];
+  expiresAt?: Date;
+  /** Create the tenant first when it does not exist. */
+  createTenant?: boolean;
+}
+
+/** Makes a key in the test database (as `npm run keys -- create` does); returns the whole key. */
+export async function createTestKey(
+  database: Pick<TestEnv, 'databaseUrl' | 'schema'>,
+  key: TestKey,
+): Promise<{ id: string; key: string }> {
+  const client = new Client({ connectionString: database.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO "${database.schema}"`);
+    const sql = pgSql(client);
+    const tenants = new TenantsRepository(sql);
+    const service = new ApiKeysService(new KeysRepository(sql), tenants);
+    const tenantId = key.tenantId ?? 'default';
+    if (key.createTenant && !(await tenants.find(tenantId))) {
+      await tenants.insert({ id: tenantId, name: tenantId });
+    }
+    const created = await service.create(LOCAL_PRINCIPAL, {
+      tenantId,
+      name: key.name ?? 'test',
+      scopes: key.scopes,
+      expiresAt: key.expiresAt,
+    });
+    return { id: created.id, key: created.key! };
+  } finally {
+    await client.end();
+  }
 }
 
 const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -104,8 +154,13 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     await withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
     await rm(fileRoot, { recursive: true, force: true });
   };
+  let apiKey: string;
   try {
     await runMigrations(config);
+    ({ key: apiKey } = await createTestKey(
+      { databaseUrl, schema: config.databaseSchema },
+      { name: 'test admin', scopes: ['admin'] },
+    ));
   } catch (err) {
     await cleanup();
     throw err;
@@ -119,6 +174,23 @@ export async function createTestEnv(overrides: Record<string, string> = {}): Pro
     stateKey,
     env,
     config,
+    apiKey,
+    auth: { Authorization: `Bearer ${apiKey}` },
     cleanup,
   };
+}
+
+/**
+ * Undoes the applied migrations, newest first, down to and including `name`: the schema as it was
+ * before that migration, whatever migrations came after it.
+ */
+export async function undoThrough(dataSource: DataSource, name: string): Promise<void> {
+  for (;;) {
+    const [last] = (await dataSource.query(
+      `SELECT name FROM typeorm_migrations ORDER BY id DESC LIMIT 1`,
+    )) as { name: string }[];
+    if (!last) throw new Error(`migration ${name} was never applied`);
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    if (last.name === name) return;
+  }
 }

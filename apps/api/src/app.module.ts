@@ -4,12 +4,14 @@ import { bullRootModule } from '@hashq/jobs';
 import { type DynamicModule, Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from './algorithms/algorithms.module';
+import { AuthModule } from './auth/auth.module';
 import { BatchesModule } from './batches/batches.module';
 import { BenchmarksModule } from './benchmarks/benchmarks.module';
 import { DigestSessionsModule } from './digest-sessions/digest-sessions.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { ThrottleModule } from './throttle/throttle.module';
 
 /** The REST API: configuration, PostgreSQL, the BullMQ producer, and one module per feature. */
 @Module({})
@@ -21,12 +23,14 @@ export class AppModule {
         HashqConfigModule.forRoot({ name: 'api', ...options }),
         DatabaseModule,
         bullRootModule('producer'),
+        AuthModule,
         JobsModule,
         AlgorithmsModule,
         BenchmarksModule,
         HealthModule,
         MetricsModule,
         DigestSessionsModule,
+        ThrottleModule,
         BatchesModule,
       ],
     };

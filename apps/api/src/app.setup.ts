@@ -1,59 +1,47 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
-import type {
-  NestExpressApplication,
-  NestExpressBodyParserOptionsFor,
-} from '@nestjs/platform-express';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { json } from 'express';
 import type { Logger } from 'pino';
 
+import { WWW_AUTHENTICATE } from './auth/auth.guard';
+import { docsAccess } from './auth/docs-access';
+import { KeyVerifier } from './auth/key-verifier';
+import { SCOPES } from './auth/principal';
+import { documentScopes, routeAccess } from './auth/route-scopes';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { useJsonBodyParsers } from './common/body-limits';
 import { answerClientErrorsInJson } from './common/client-errors';
+import { boundHttpServer } from './common/http-server';
+import { requestId } from './common/request-id.middleware';
 import { requestLogger } from './common/request-logger.middleware';
+import { securityHeaders } from './common/security-headers';
 import { createValidationPipe } from './common/validation.pipe';
 import { FileSourceDto } from './jobs/dto/create-job.dto';
+import { RateLimitGuard } from './throttle/rate-limit.guard';
+
+const DOCS_PATH = 'docs';
 
 /**
- * body-parser's verify hook, which gets the charset body-parser is about to decode with: JSON is
- * UTF-8 (RFC 8259, section 8.1), so utf-16, utf-7 and the like are a 415 instead of decoded.
- */
-function utf8Only(
-  _req: IncomingMessage,
-  _res: ServerResponse,
-  _body: Buffer,
-  charset: string,
-): void {
-  if (charset.toLowerCase() !== 'utf-8') {
-    throw Object.assign(
-      new Error(`unsupported charset "${charset.toUpperCase()}": JSON bodies are UTF-8`),
-      {
-        status: 415,
-        type: 'charset.unsupported',
-      },
-    );
-  }
-}
-
-/**
- * Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs.
+ * Everything main.ts and the e2e tests both need on the app: request ids, security headers,
+ * logging, body limits, errors, validation, rate limits, server timeouts, /docs.
  * The app is created with `bodyParser: false`: JSON is the only body format parsed (a form-encoded
  * or text body parses to nothing and fails validation).
  */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const logger = app.get<Logger>(HASHQ_LOGGER);
+  const config = app.get<HashqConfig>(HASHQ_CONFIG);
   app.disable('x-powered-by');
-  answerClientErrorsInJson(app.getHttpServer());
+  boundHttpServer(app.getHttpServer(), config.http);
+  answerClientErrorsInJson(app.getHttpServer(), logger);
+  app.use(requestId());
+  app.use(securityHeaders(DOCS_PATH));
   app.use(requestLogger(logger));
-  // A batch may carry an inline manifest or SUM file up to BATCH_MANIFEST_MAX_BYTES (JSON escaping
-  // can double a text): its route parses bodies that large; every other route keeps the default.
-  const { manifestMaxBytes } = app.get<HashqConfig>(HASHQ_CONFIG).batches;
-  app.use('/v1/batches', json({ limit: 2 * manifestMaxBytes + 65536, verify: utf8Only }));
-  // Nest's type leaves out `verify` because its rawBody option sets one; this app does not use rawBody.
-  app.useBodyParser('json', { verify: utf8Only } as NestExpressBodyParserOptionsFor<'json'>);
+  useJsonBodyParsers(app, config);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(createValidationPipe());
+  // After the APP_GUARDs (authentication sets the principal it counts by): they were added when
+  // the module was compiled, before this.
+  app.useGlobalGuards(app.get(RateLimitGuard));
   app.enableShutdownHooks();
 
   const document = SwaggerModule.createDocument(
@@ -65,9 +53,16 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
           'Every error is { "error": { "code", "message", "details" } }.',
       )
       .setVersion('1')
+      .addBearerAuth({
+        type: 'http',
+        scheme: 'bearer',
+        description: `An API key hq_<id>_<secret>. Scopes: ${SCOPES.join(', ')} (admin implies all). No key, an unknown, expired or revoked one: 401 UNAUTHORIZED with WWW-Authenticate: ${WWW_AUTHENTICATE}; a key without the route's scope: 403 SCOPE_MISSING.`,
+      })
       .build(),
     { extraModels: [FileSourceDto] },
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  documentScopes(document, routeAccess(app));
+  app.use(`/${DOCS_PATH}`, docsAccess(app.get<HashqConfig>(HASHQ_CONFIG), app.get(KeyVerifier)));
+  SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: `${DOCS_PATH}/json` });
   return app;
 }

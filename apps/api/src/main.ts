@@ -15,9 +15,10 @@ async function bootstrap(): Promise<void> {
     bodyParser: false, // configureApp adds the JSON parser, the only one
   });
   configureApp(app);
-  await app.listen(config.port);
+  // HOST '' = every interface (Node's default); HASHQ_AUTH=off was refused above unless loopback
+  await (config.host ? app.listen(config.port, config.host) : app.listen(config.port));
   const url = await app.getUrl();
-  logger.info({ url, docs: `${url}/docs` }, 'hashq api listening');
+  logger.info({ url, docs: `${url}/docs`, auth: config.auth }, 'hashq api listening');
 }
 
 bootstrap().catch((err: unknown) => {

@@ -12,12 +12,22 @@ export interface FileRangeHost {
   readonly signal: AbortSignal;
   /** Offset the next range starts at (the hashed position). */
   position(): number;
-  /** `count` bytes were read and hashed. */
-  advance(count: number): void;
+  /**
+   * `count` bytes are being read (a range was started; negative: a range came back short). They
+   * count as read while they are read, as a stream's chunk read ahead counts when it arrives.
+   */
+  read(count: number): void;
+  /** `count` more bytes are hashed (the position moves). */
+  hashed(count: number): void;
+  /**
+   * The hashers are idle and hold the states at the position about to be reported: keep them
+   * (hashers.serialize()) for a checkpoint taken in between(), while the next range is hashed.
+   */
+  capture(): void;
   timed<T>(stage: RunStage, work: Promise<T>): Promise<T>;
   /**
    * What the stream loop does between chunks (write lag, failed write, cancel, shutdown,
-   * checkpoint): 'cancel' or 'hand-back' to stop, undefined to go on.
+   * checkpoint from the captured states): 'cancel' or 'hand-back' to stop, undefined to go on.
    */
   between(): Promise<'cancel' | 'hand-back' | undefined>;
   /** The wait for a range was aborted: throws a failed write's error, else 'cancel'. */
@@ -51,10 +61,13 @@ function marker(length: number): Buffer {
 /**
  * The read/hash loop of a local file: each range of `rangeBytes` is read with pread from the
  * descriptor opened beneath the roots (never the path again) and hashed into every hasher on ONE
- * libuv pool thread, in a small buffer that stays in that core's cache. Between ranges the hashers
- * are idle, so checkpoints serialize them as the stream loop does between chunks; the ReadGuard
- * watches each range as it watches a chunk (cancel, SOURCE_TOO_SLOW, SOURCE_TOO_LARGE). A short
- * read (the file shrank) ends the loop; the run's end-of-read check then fails it SOURCE_CHANGED.
+ * libuv pool thread, in a small buffer that stays in that core's cache. As the stream loop reads a
+ * chunk ahead, the next range starts as soon as one ends (its bytes count as read), so the work
+ * between ranges (checkpoint, heartbeat, cancel checks) overlaps hashing; a checkpoint uses the
+ * states captured when the range ended. The ReadGuard watches each range as it watches a chunk
+ * (cancel, SOURCE_TOO_SLOW, SOURCE_TOO_LARGE). A short read (the file shrank) ends the loop; the
+ * run's end-of-read check then fails it SOURCE_CHANGED. On a hand-back the range under way is
+ * hashed and none is started after it, so the hashers are idle for the hand-back's own snapshot.
  */
 export async function fileRangeLoop(
   host: FileRangeHost,
@@ -63,34 +76,57 @@ export async function fileRangeLoop(
 ): Promise<'end' | 'cancel' | 'hand-back'> {
   const size = opened.size!;
   const guard = new ReadGuard(host.limits, host.signal);
+  let stopping = false;
+  const start = (at: number) => {
+    const wanted = Math.min(host.rangeBytes, size - at);
+    host.read(wanted);
+    const pending = readRange(target, at, wanted).then((got) => ({ wanted, got }));
+    pending.catch(() => undefined); // awaited below; never unhandled when the loop stopped first
+    return pending;
+  };
   async function* ranges(): AsyncGenerator<Buffer> {
-    for (let at = host.position(); at < size;) {
-      const wanted = Math.min(host.rangeBytes, size - at);
-      const got = await host.timed('hash', readRange(target, at, wanted));
+    let at = host.position();
+    let pending = at < size ? start(at) : null;
+    while (pending) {
+      const { wanted, got } = await pending;
+      host.read(got - wanted);
       guard.onBytes(got);
       if (got === 0) return;
       at += got;
+      host.capture(); // idle: the states at `at`
+      pending = got === wanted && at < size && !stopping ? start(at) : null;
       yield marker(got);
-      if (got < wanted) return;
     }
   }
   const watched = await guard.watch({ ...opened, stream: ranges() }, host.position());
   const it = watched.stream[Symbol.asyncIterator]();
-  for (;;) {
+  /** The next range hashed: true, or false at the end; null when a cancel aborted the wait. */
+  const next = async (): Promise<boolean | null> => {
     let read: IteratorResult<Buffer>;
     try {
-      read = await it.next();
+      read = await host.timed('hash', it.next());
     } catch (err) {
-      if (host.signal.aborted) return host.aborted();
+      if (host.signal.aborted) return null;
       throw err;
     }
-    if (read.done) return 'end';
-    host.advance(read.value.length);
+    if (read.done) return false;
+    host.hashed(read.value.length);
+    return true;
+  };
+  for (;;) {
+    const more = await next();
+    if (more === null) return host.aborted();
+    if (!more) return 'end';
     const stop = await host.between();
+    if (stop === 'hand-back') {
+      // as the stream loop hashes the chunk it read ahead: the range under way, and no other
+      stopping = true;
+      if ((await next()) === null) return host.aborted();
+      return 'hand-back';
+    }
     if (stop) return stop;
   }
 }
-
 /** One range into the hashers; a failed read is the source's fault (retried), as for streams. */
 async function readRange(
   target: { fd: number; list: Hasher[] },

@@ -7,6 +7,7 @@ import {
   HashQueueModule,
   JobStoreModule,
   QueueReconcilerModule,
+  TenantStoreModule,
 } from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import { type DynamicModule, Module } from '@nestjs/common';
@@ -20,6 +21,7 @@ import { BatchListers } from './batches/batch-listers';
 import { BenchmarkModule } from './benchmark/benchmark.module';
 import { CheckpointStore } from './checkpoint-store';
 import { HashProcessor } from './hash.processor';
+import { TenantSlots } from './tenant-slots';
 import { WorkerMetrics } from './worker-metrics';
 
 @Module({})
@@ -33,6 +35,7 @@ export class WorkerModule {
         bullRootModule('consumer'),
         JobStoreModule,
         QueueReconcilerModule,
+        TenantStoreModule,
         BenchmarkModule,
         BatchQueuesModule,
         BatchReconcilerModule,
@@ -84,6 +87,7 @@ export class WorkerModule {
         },
         WorkerMetrics,
         HashProcessor,
+        TenantSlots,
         BatchListers,
         BatchListProcessor,
         BatchGroupProcessor,

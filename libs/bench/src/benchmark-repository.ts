@@ -87,6 +87,7 @@ export class BenchmarkRepository {
     arch: string,
     request: BenchmarkRequest,
     limits: { maxActive: number; timeoutSeconds: number },
+    tenantId = 'default',
   ): Promise<BenchmarkAdmission> {
     return this.db.transaction(async (tx) => {
       await tx.rows(`SELECT pg_advisory_xact_lock(hashtext('hashq:benchmark_runs'))`);
@@ -96,25 +97,27 @@ export class BenchmarkRepository {
       );
       if (active >= limits.maxActive) return { kind: 'limit-reached', active };
       const [run] = await tx.rows<BenchmarkRunRow>(
-        `INSERT INTO benchmark_runs (status, arch, request) VALUES ('queued', $1, $2) RETURNING ${SUMMARY_COLUMNS}`,
-        [arch, request],
+        `INSERT INTO benchmark_runs (status, arch, request, tenant_id) VALUES ('queued', $1, $2, $3) RETURNING ${SUMMARY_COLUMNS}`,
+        [arch, request, tenantId],
       );
       return { kind: 'admitted', run };
     });
   }
 
-  /** The 100 newest runs, without their reports. */
-  list(): Promise<BenchmarkRunRow[]> {
+  /** The tenant's 100 newest runs (every tenant's without one), without their reports. */
+  list(tenantId?: string): Promise<BenchmarkRunRow[]> {
     return this.db.rows(
-      `SELECT ${SUMMARY_COLUMNS} FROM benchmark_runs ORDER BY created_at DESC, id DESC LIMIT 100`,
+      `SELECT ${SUMMARY_COLUMNS} FROM benchmark_runs WHERE $1::text IS NULL OR tenant_id = $1
+        ORDER BY created_at DESC, id DESC LIMIT 100`,
+      [tenantId ?? null],
     );
   }
 
-  /** The run with its report, or undefined. */
-  async find(id: string): Promise<BenchmarkRunRow | undefined> {
+  /** The run with its report (when it is the tenant's, if one is given), or undefined. */
+  async find(id: string, tenantId?: string): Promise<BenchmarkRunRow | undefined> {
     const [row] = await this.db.rows<BenchmarkRunRow>(
-      `SELECT ${SUMMARY_COLUMNS}, report FROM benchmark_runs WHERE id = $1`,
-      [id],
+      `SELECT ${SUMMARY_COLUMNS}, report FROM benchmark_runs WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)`,
+      [id, tenantId ?? null],
     );
     return row;
   }

@@ -59,6 +59,10 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '8080',
+      HOST: '::1',
+      HASHQ_AUTH: 'off',
+      HASHQ_METRICS_ACCESS: 'key',
+      HASHQ_DOCS_ACCESS: 'open',
       DATABASE_URL: 'postgresql://u@db:5433/x',
       DATABASE_SCHEMA: 'hq',
       REDIS_URL: 'rediss://r:6380',
@@ -68,6 +72,7 @@ describe('loadConfig', () => {
       CHECKPOINT_BYTES: '1048576',
       CHECKPOINT_SECONDS: '2',
       WORKER_CONCURRENCY: '3',
+      WORKER_SMALL_JOB_CONCURRENCY: '24',
       LEASE_SECONDS: '60',
       WORKER_METRICS_PORT: '0',
       RECONCILE_SECONDS: '5',
@@ -82,6 +87,14 @@ describe('loadConfig', () => {
       DIGEST_SESSION_EXPIRES_SECONDS: '600',
       DIGEST_SESSION_CLEANUP_SECONDS: '10',
       DIGEST_SESSION_MAX_BYTES: '1073741824',
+      HASHQ_RATE_LIMIT: '100',
+      HASHQ_RATE_LIMIT_WINDOW_MS: '1000',
+      HASHQ_RATE_LIMIT_TENANTS: ' gold:1000, free:0,',
+      API_HEADERS_TIMEOUT_MS: '2000',
+      API_REQUEST_TIMEOUT_MS: '0',
+      API_KEEP_ALIVE_TIMEOUT_MS: '700',
+      API_JSON_MAX_BYTES: '2048',
+      BATCH_MANIFEST_MAX_BYTES: '1048576',
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_MAX_STALLED_COUNT: '0',
@@ -99,7 +112,6 @@ describe('loadConfig', () => {
       S3_FORCE_PATH_STYLE: 'yes',
       S3_MAX_ATTEMPTS: '20',
       BATCH_MAX_ITEMS: '1000',
-      BATCH_MANIFEST_MAX_BYTES: '4096',
       BATCH_MAX_ACTIVE: '3',
       BATCH_SMALL_ITEM_BYTES: '0',
       BATCH_GROUP_SIZE: '64',
@@ -108,6 +120,8 @@ describe('loadConfig', () => {
     });
     expect(config).toEqual({
       port: 8080,
+      host: '::1',
+      auth: { enabled: false, metrics: 'key', docs: 'open' },
       databaseUrl: 'postgresql://u@db:5433/x',
       databaseSchema: 'hq',
       redisUrl: 'rediss://r:6380',
@@ -117,6 +131,7 @@ describe('loadConfig', () => {
       checkpointBytes: 1048576,
       checkpointSeconds: 2,
       workerConcurrency: 3,
+      workerSmallJobConcurrency: 24,
       leaseSeconds: 60,
       workerMetricsPort: 0,
       reconcileSeconds: 5,
@@ -134,6 +149,21 @@ describe('loadConfig', () => {
       digestSessionExpiresSeconds: 600,
       digestSessionCleanupSeconds: 10,
       digestSessionMaxBytes: 1073741824,
+      rateLimit: {
+        limit: 100,
+        windowMs: 1000,
+        tenantLimits: new Map([
+          ['gold', 1000],
+          ['free', 0],
+        ]),
+      },
+      http: {
+        headersTimeoutMs: 2000,
+        requestTimeoutMs: 0,
+        keepAliveTimeoutMs: 700,
+        jsonMaxBytes: 2048,
+      },
+      batchManifestMaxBytes: 1048576,
       worker: {
         lockDurationMs: 2000,
         stalledIntervalMs: 1000,
@@ -155,7 +185,6 @@ describe('loadConfig', () => {
       },
       batches: {
         maxItems: 1000,
-        manifestMaxBytes: 4096,
         maxActive: 3,
         smallItemBytes: 0,
         groupSize: 64,
@@ -163,6 +192,66 @@ describe('loadConfig', () => {
       },
       logLevel: 'debug',
     });
+  });
+
+  it('has API limits that hold a slow client to seconds and a JSON body to 64 KiB', () => {
+    expect(loadConfig(KEYS)).toMatchObject({
+      rateLimit: { limit: 6000, windowMs: 60_000, tenantLimits: new Map() },
+      http: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 300_000,
+        keepAliveTimeoutMs: 5_000,
+        jsonMaxBytes: 65_536,
+      },
+      batchManifestMaxBytes: 16 * 1024 * 1024,
+    });
+  });
+
+  it.each([
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'gold' }, /"gold" is not tenant:limit/],
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'a:1,a:2' }, /tenant "a" appears twice/],
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'a b:1' }, /"a b:1" is not tenant:limit/],
+    [{ HASHQ_RATE_LIMIT: '-1' }, /HASHQ_RATE_LIMIT must be an integer/],
+    [{ HASHQ_RATE_LIMIT_WINDOW_MS: '10' }, /HASHQ_RATE_LIMIT_WINDOW_MS must be an integer/],
+    [
+      { API_HEADERS_TIMEOUT_MS: '20000', API_REQUEST_TIMEOUT_MS: '10000' },
+      /API_REQUEST_TIMEOUT_MS \(10000\) must be 0 or at least API_HEADERS_TIMEOUT_MS/,
+    ],
+    [{ API_JSON_MAX_BYTES: '10' }, /API_JSON_MAX_BYTES must be an integer/],
+  ])('refuses API limits %j', (env, problem) => {
+    expect(() => loadConfig({ ...KEYS, ...env })).toThrow(problem);
+  });
+
+  it('keeps authentication on, and /metrics and /docs open only on a loopback HOST, by default', () => {
+    expect(loadConfig(KEYS)).toMatchObject({
+      host: '',
+      auth: { enabled: true, metrics: 'key', docs: 'key' },
+    });
+    for (const host of ['127.0.0.1', '127.8.9.1', '::1', '[::1]', 'localhost']) {
+      expect(loadConfig({ ...KEYS, HOST: host }).auth).toEqual({
+        enabled: true,
+        metrics: 'open',
+        docs: 'open',
+      });
+    }
+  });
+
+  it('refuses HASHQ_AUTH=off unless HOST is a loopback address', () => {
+    for (const host of ['', '0.0.0.0', '::', '10.0.0.5']) {
+      expect(() => loadConfig({ ...KEYS, HASHQ_AUTH: 'off', HOST: host })).toThrow(
+        /HASHQ_AUTH=off is for local use only: set HOST to a loopback address/,
+      );
+    }
+    expect(loadConfig({ ...KEYS, HASHQ_AUTH: 'off', HOST: '127.0.0.1' }).auth.enabled).toBe(false);
+    expect(() => loadConfig({ ...KEYS, HASHQ_AUTH: 'maybe' })).toThrow(
+      /HASHQ_AUTH must be on or off/,
+    );
+    expect(() => loadConfig({ ...KEYS, HASHQ_METRICS_ACCESS: 'public' })).toThrow(
+      /HASHQ_METRICS_ACCESS must be open or key/,
+    );
+    expect(() => loadConfig({ ...KEYS, HOST: 'example.com' })).toThrow(
+      /HOST must be an IP address or localhost/,
+    );
   });
 
   it('takes the S3 region from AWS_REGION when S3_REGION is unset', () => {
@@ -305,6 +394,8 @@ describe('loadConfig', () => {
       ['WORKER_SHUTDOWN_TIMEOUT_MS', '60001'],
       ['PG_OUTAGE_MAX_SECONDS', '86401'],
       ['PG_OUTAGE_MAX_SECONDS', '-1'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '0'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '257'],
     ]) {
       expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`${name} must be an integer`));
     }

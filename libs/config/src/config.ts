@@ -5,6 +5,10 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 /** Everything hashq reads from the environment, validated and typed. */
 export interface HashqConfig {
   port: number;
+  /** API: HOST, the address it listens on ('' = every interface, Node's default). */
+  host: string;
+  /** API: authentication (README "Keys and scopes"); HASHQ_AUTH=off is refused unless host is loopback. */
+  auth: AuthSettings;
   databaseUrl: string;
   databaseSchema: string;
   redisUrl: string;
@@ -14,6 +18,8 @@ export interface HashqConfig {
   checkpointBytes: number;
   checkpointSeconds: number;
   workerConcurrency: number;
+  /** Worker only: small jobs (one read) at once; at least workerConcurrency. */
+  workerSmallJobConcurrency: number;
   leaseSeconds: number;
   /** Worker only: port of its Prometheus endpoint (GET /metrics); 0 disables it. */
   workerMetricsPort: number;
@@ -52,6 +58,12 @@ export interface HashqConfig {
   digestSessionCleanupSeconds: number;
   /** API: the largest digest session, bytes (tus `Tus-Max-Size`). */
   digestSessionMaxBytes: number;
+  /** API: per-key rate limits (README "Limits and hardening"). */
+  rateLimit: RateLimitSettings;
+  /** API: time and size bounds of the HTTP server and its request bodies. */
+  http: HttpServerSettings;
+  /** API: BATCH_MANIFEST_MAX_BYTES, the largest JSON body of the batch routes (inline manifests). */
+  batchManifestMaxBytes: number;
   /** Worker only: BullMQ's stall detection, the shutdown deadline and PostgreSQL outages. */
   worker: WorkerSettings;
   /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
@@ -65,8 +77,6 @@ export interface HashqConfig {
 export interface BatchSettings {
   /** BATCH_MAX_ITEMS: objects one batch may list; beyond, the batch fails BATCH_TOO_LARGE. */
   maxItems: number;
-  /** BATCH_MANIFEST_MAX_BYTES: the largest inline manifest or SUM file (413 beyond). */
-  manifestMaxBytes: number;
   /** BATCH_MAX_ACTIVE: batches queued or running at once in the deployment (429 beyond). */
   maxActive: number;
   /** BATCH_SMALL_ITEM_BYTES: items below this size are hashed in groups; the others run as jobs. */
@@ -77,10 +87,50 @@ export interface BatchSettings {
   groupConcurrency: number;
 }
 
+/** Who may reach /metrics and /docs: anyone, or only callers with an admin key. */
+export type EndpointAccess = 'open' | 'key';
+
+export interface AuthSettings {
+  /** HASHQ_AUTH: false only for local use (every request is the default tenant with every scope). */
+  enabled: boolean;
+  /** HASHQ_METRICS_ACCESS (default: open when HOST is loopback, key otherwise). */
+  metrics: EndpointAccess;
+  /** HASHQ_DOCS_ACCESS (default: open when HOST is loopback, key otherwise). */
+  docs: EndpointAccess;
+}
+
+/** Whether `host` (HOST) only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'));
+}
+
 /** One entry of HASHQ_STATE_KEYS (`id:base64-of-32-bytes`). */
 export interface StateKey {
   id: string;
   key: Buffer;
+}
+
+/** Per-key rate limits of the API, counted in Redis so they hold across API instances. */
+export interface RateLimitSettings {
+  /** HASHQ_RATE_LIMIT: requests one key (or one client address without a key) may make per window; 0 = off. */
+  limit: number;
+  /** HASHQ_RATE_LIMIT_WINDOW_MS: the length of a window. */
+  windowMs: number;
+  /** HASHQ_RATE_LIMIT_TENANTS: `tenant:limit` entries; the keys of such a tenant get that limit instead. */
+  tenantLimits: ReadonlyMap<string, number>;
+}
+
+/** Bounds of the API's HTTP server: a slow or silent client cannot hold a connection. */
+export interface HttpServerSettings {
+  /** API_HEADERS_TIMEOUT_MS: the request line and headers must arrive within this (408). */
+  headersTimeoutMs: number;
+  /** API_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within this (408); 0 = no bound. */
+  requestTimeoutMs: number;
+  /** API_KEEP_ALIVE_TIMEOUT_MS: an idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** API_JSON_MAX_BYTES: the largest JSON body of the routes without a limit of their own (413). */
+  jsonMaxBytes: number;
 }
 
 /** Worker-only settings; apps/worker/README.md explains these values. */
@@ -150,6 +200,10 @@ export function projectRoot(start = process.cwd()): string {
 export function defaultEnv(root = projectRoot()): Required<Record<EnvName, string>> {
   return {
     PORT: '3000',
+    HOST: '',
+    HASHQ_AUTH: 'on',
+    HASHQ_METRICS_ACCESS: '',
+    HASHQ_DOCS_ACCESS: '',
     DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/hashq',
     DATABASE_SCHEMA: 'public',
     REDIS_URL: 'redis://127.0.0.1:6379',
@@ -159,6 +213,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     CHECKPOINT_BYTES: String(64 * 1024 * 1024),
     CHECKPOINT_SECONDS: '5',
     WORKER_CONCURRENCY: '1',
+    WORKER_SMALL_JOB_CONCURRENCY: '16',
     LEASE_SECONDS: '30',
     WORKER_METRICS_PORT: '9464',
     RECONCILE_SECONDS: '30',
@@ -173,6 +228,14 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     DIGEST_SESSION_EXPIRES_SECONDS: '86400',
     DIGEST_SESSION_CLEANUP_SECONDS: '60',
     DIGEST_SESSION_MAX_BYTES: String(2 ** 40),
+    HASHQ_RATE_LIMIT: '6000',
+    HASHQ_RATE_LIMIT_WINDOW_MS: '60000',
+    HASHQ_RATE_LIMIT_TENANTS: '',
+    API_HEADERS_TIMEOUT_MS: '10000',
+    API_REQUEST_TIMEOUT_MS: '300000',
+    API_KEEP_ALIVE_TIMEOUT_MS: '5000',
+    API_JSON_MAX_BYTES: String(64 * 1024),
+    BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     WORKER_LOCK_DURATION_MS: '60000',
     WORKER_STALLED_INTERVAL_MS: '30000',
     WORKER_MAX_STALLED_COUNT: '10',
@@ -190,7 +253,6 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     S3_FORCE_PATH_STYLE: 'false',
     S3_MAX_ATTEMPTS: '4',
     BATCH_MAX_ITEMS: '10000000',
-    BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     BATCH_MAX_ACTIVE: '16',
     BATCH_SMALL_ITEM_BYTES: String(8 * 1024 * 1024),
     BATCH_GROUP_SIZE: '1024',
@@ -201,6 +263,10 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
 
 export type EnvName =
   | 'PORT'
+  | 'HOST'
+  | 'HASHQ_AUTH'
+  | 'HASHQ_METRICS_ACCESS'
+  | 'HASHQ_DOCS_ACCESS'
   | 'DATABASE_URL'
   | 'DATABASE_SCHEMA'
   | 'REDIS_URL'
@@ -210,6 +276,7 @@ export type EnvName =
   | 'CHECKPOINT_BYTES'
   | 'CHECKPOINT_SECONDS'
   | 'WORKER_CONCURRENCY'
+  | 'WORKER_SMALL_JOB_CONCURRENCY'
   | 'LEASE_SECONDS'
   | 'WORKER_METRICS_PORT'
   | 'RECONCILE_SECONDS'
@@ -224,6 +291,14 @@ export type EnvName =
   | 'DIGEST_SESSION_EXPIRES_SECONDS'
   | 'DIGEST_SESSION_CLEANUP_SECONDS'
   | 'DIGEST_SESSION_MAX_BYTES'
+  | 'HASHQ_RATE_LIMIT'
+  | 'HASHQ_RATE_LIMIT_WINDOW_MS'
+  | 'HASHQ_RATE_LIMIT_TENANTS'
+  | 'API_HEADERS_TIMEOUT_MS'
+  | 'API_REQUEST_TIMEOUT_MS'
+  | 'API_KEEP_ALIVE_TIMEOUT_MS'
+  | 'API_JSON_MAX_BYTES'
+  | 'BATCH_MANIFEST_MAX_BYTES'
   | 'WORKER_LOCK_DURATION_MS'
   | 'WORKER_STALLED_INTERVAL_MS'
   | 'WORKER_MAX_STALLED_COUNT'
@@ -241,7 +316,6 @@ export type EnvName =
   | 'S3_FORCE_PATH_STYLE'
   | 'S3_MAX_ATTEMPTS'
   | 'BATCH_MAX_ITEMS'
-  | 'BATCH_MANIFEST_MAX_BYTES'
   | 'BATCH_MAX_ACTIVE'
   | 'BATCH_SMALL_ITEM_BYTES'
   | 'BATCH_GROUP_SIZE'
@@ -325,8 +399,15 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
+  const host = raw('HOST');
+  if (host !== '' && host !== 'localhost' && isIP(host.replace(/^\[(.*)\]$/, '$1')) === 0) {
+    problems.push(`HOST must be an IP address or localhost, got "${host}"`);
+  }
+
   const config: HashqConfig = {
     port: int('PORT', 0, 65535),
+    host,
+    auth: authSettings(raw, host, problems),
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
     databaseSchema: schema,
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
@@ -336,6 +417,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     checkpointBytes: int('CHECKPOINT_BYTES', 4096),
     checkpointSeconds: int('CHECKPOINT_SECONDS', 1, 86400),
     workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
+    workerSmallJobConcurrency: int('WORKER_SMALL_JOB_CONCURRENCY', 1, 256),
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
@@ -350,6 +432,18 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     digestSessionExpiresSeconds: int('DIGEST_SESSION_EXPIRES_SECONDS', 1, 365 * 86400),
     digestSessionCleanupSeconds: int('DIGEST_SESSION_CLEANUP_SECONDS', 1, 86400),
     digestSessionMaxBytes: int('DIGEST_SESSION_MAX_BYTES', 1),
+    rateLimit: {
+      limit: int('HASHQ_RATE_LIMIT', 0, 1_000_000_000),
+      windowMs: int('HASHQ_RATE_LIMIT_WINDOW_MS', 100, 86_400_000),
+      tenantLimits: parseTenantLimits(raw('HASHQ_RATE_LIMIT_TENANTS'), problems),
+    },
+    http: {
+      headersTimeoutMs: int('API_HEADERS_TIMEOUT_MS', 100, 600_000),
+      requestTimeoutMs: int('API_REQUEST_TIMEOUT_MS', 0, 86_400_000),
+      keepAliveTimeoutMs: int('API_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000),
+      jsonMaxBytes: int('API_JSON_MAX_BYTES', 1024, 1024 ** 3),
+    },
+    batchManifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 ** 3),
     worker: {
       lockDurationMs: int('WORKER_LOCK_DURATION_MS', 1_000, 3_600_000),
       stalledIntervalMs: int('WORKER_STALLED_INTERVAL_MS', 500, 3_600_000),
@@ -365,7 +459,6 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     },
     batches: {
       maxItems: int('BATCH_MAX_ITEMS', 1),
-      manifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 * 1024 * 1024),
       maxActive: int('BATCH_MAX_ACTIVE', 1, 100_000),
       smallItemBytes: int('BATCH_SMALL_ITEM_BYTES', 0),
       groupSize: int('BATCH_GROUP_SIZE', 1, 10_000),
@@ -373,8 +466,31 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     },
     logLevel,
   };
+  const { headersTimeoutMs, requestTimeoutMs } = config.http;
+  if (requestTimeoutMs > 0 && requestTimeoutMs < headersTimeoutMs) {
+    problems.push(
+      `API_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least API_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** HASHQ_RATE_LIMIT_TENANTS: comma-separated `tenant:limit` entries, each tenant once. */
+function parseTenantLimits(text: string, problems: string[]): Map<string, number> {
+  const limits = new Map<string, number>();
+  for (const entry of text.split(',').map((item) => item.trim())) {
+    if (entry === '') continue;
+    const match = /^([A-Za-z0-9_.-]{1,128}):(\d{1,10})$/.exec(entry);
+    if (!match) {
+      problems.push(`HASHQ_RATE_LIMIT_TENANTS: "${entry}" is not tenant:limit (a whole number)`);
+    } else if (limits.has(match[1])) {
+      problems.push(`HASHQ_RATE_LIMIT_TENANTS: tenant "${match[1]}" appears twice`);
+    } else {
+      limits.set(match[1], Number(match[2]));
+    }
+  }
+  return limits;
 }
 
 /**
@@ -416,6 +532,38 @@ function parseStateKeys(text: string, problems: string[], required: boolean): St
     }
   });
   return keys;
+}
+
+/**
+ * HASHQ_AUTH (on|off) and the access to /metrics and /docs. Without keys anyone who reaches the
+ * port is the default tenant with every scope, so off is refused unless HOST is a loopback address.
+ */
+function authSettings(
+  raw: (name: EnvName) => string,
+  host: string,
+  problems: string[],
+): AuthSettings {
+  const loopback = isLoopbackHost(host);
+  const mode = raw('HASHQ_AUTH').toLowerCase();
+  if (mode !== 'on' && mode !== 'off') {
+    problems.push(`HASHQ_AUTH must be on or off, got "${mode}"`);
+  } else if (mode === 'off' && !loopback) {
+    problems.push(
+      `HASHQ_AUTH=off is for local use only: set HOST to a loopback address (127.0.0.1, ::1), got "${host || 'every interface'}"`,
+    );
+  }
+  const access = (name: EnvName): EndpointAccess => {
+    const value = raw(name).toLowerCase();
+    if (value === '') return loopback ? 'open' : 'key';
+    if (value !== 'open' && value !== 'key')
+      problems.push(`${name} must be open or key, got "${value}"`);
+    return value as EndpointAccess;
+  };
+  return {
+    enabled: mode !== 'off',
+    metrics: access('HASHQ_METRICS_ACCESS'),
+    docs: access('HASHQ_DOCS_ACCESS'),
+  };
 }
 
 /** The S3 part of RemoteSettings; its problems go to `problems`. */

@@ -9,6 +9,8 @@ import { CreateDigestSessions1764950000000 } from '../../../migrations/176495000
 import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
 import { sealSessionStatesMigration } from '../../../migrations/1796400000000-SealSessionStates';
 import { CreateTenants1796500000000 } from '../../../migrations/1796500000000-CreateTenants';
+import { CreateApiKeys1796600000000 } from '../../../migrations/1796600000000-CreateApiKeys';
+import { TenantLimits1796700000000 } from '../../../migrations/1796700000000-TenantLimits';
 import { CreateBatches1796800000000 } from '../../../migrations/1796800000000-CreateBatches';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
@@ -30,6 +32,8 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     sealJobStatesMigration(sealer),
     sealSessionStatesMigration(sealer),
     CreateTenants1796500000000,
+    CreateApiKeys1796600000000,
+    TenantLimits1796700000000,
     CreateBatches1796800000000,
   ];
 }

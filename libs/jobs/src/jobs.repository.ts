@@ -13,8 +13,11 @@ import type { SourceRef } from './source-ref';
 /** The tenant of rows made before tenants existed, and of local use without keys. */
 export const DEFAULT_TENANT = 'default';
 
-/** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
-const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
+/**
+ * Queued, or running under a lease that is not alive (its worker stopped renewing it); never a job
+ * held for a slot of its tenant (JobAdmission enqueues it when it is admitted).
+ */
+const DISPATCHABLE = `(admission IS DISTINCT FROM 'held' AND (status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()))))`;
 
 export interface NewJob {
   /** The owning tenant; `default` when not given. */
@@ -33,6 +36,8 @@ export type InsertResult =
   | { kind: 'existing'; job: JobEntity; sameRequest: boolean };
 
 export interface ListQuery {
+  /** Only this tenant's jobs. */
+  tenantId: string;
   status?: JobStatus;
   limit: number;
   /** Id of the last job of the previous page. */
@@ -86,12 +91,13 @@ export class JobsRepository {
     this.jobs = dataSource.getRepository(JobEntity);
   }
 
+  /** One statement for a new job (the row comes back with it); a second one for a key seen before. */
   async insert(job: NewJob): Promise<InsertResult> {
-    const rows: { id: string }[] = await this.dataSource.query(
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
       `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
        VALUES ('queued', $1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-       RETURNING id`,
+       RETURNING *`,
       [
         JSON.stringify(job.source),
         job.algorithms,
@@ -102,9 +108,7 @@ export class JobsRepository {
         job.tenantId ?? DEFAULT_TENANT,
       ],
     );
-    if (rows.length === 1) {
-      return { kind: 'created', job: await this.jobs.findOneByOrFail({ id: rows[0].id }) };
-    }
+    if (rows.length === 1) return { kind: 'created', job: this.hydrate(rows[0]) };
     const existing = await this.jobs.findOneByOrFail({
       tenantId: job.tenantId ?? DEFAULT_TENANT,
       idempotencyKey: job.idempotencyKey,
@@ -114,6 +118,16 @@ export class JobsRepository {
       job: existing,
       sameRequest: existing.requestHash === job.requestHash,
     };
+  }
+
+  /** A raw jobs row as TypeORM would load it (column names to properties, transformers applied). */
+  private hydrate(row: Record<string, unknown>): JobEntity {
+    const job = this.jobs.create();
+    for (const column of this.jobs.metadata.columns) {
+      const value = this.dataSource.driver.prepareHydratedValue(row[column.databaseName], column);
+      column.setEntityValue(job, value);
+    }
+    return job;
   }
 
   findById(id: string): Promise<JobEntity | null> {
@@ -126,18 +140,21 @@ export class JobsRepository {
       .createQueryBuilder('job')
       .orderBy('job.created_at', 'DESC')
       .addOrderBy('job.id', 'DESC')
-      .limit(query.limit);
+      .limit(query.limit)
+      .where('job.tenant_id = :tenantId', { tenantId: query.tenantId });
     if (query.status) builder.andWhere('job.status = :status', { status: query.status });
     if (query.after) {
       builder.andWhere(
-        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after)',
+        // the cursor's job must be the tenant's too: another tenant's id places nothing
+        '(job.created_at, job.id) < (SELECT cursor.created_at, cursor.id FROM jobs cursor WHERE cursor.id = :after AND cursor.tenant_id = :tenantId)',
         { after: query.after },
       );
     }
     return builder.getMany();
   }
 
-  async requestCancel(id: string): Promise<CancelResult> {
+  /** Cancels the job if it belongs to `tenantId`; another tenant's is 'not-found'. */
+  async requestCancel(id: string, tenantId: string): Promise<CancelResult> {
     // queued → canceled in one conditional UPDATE, so a worker leasing the job at the same moment
     // either sees 'canceled' or already holds it as 'running' (and then sees cancel_requested).
     // A queued job may have states (released by a worker): the trigger deletes them with the UPDATE.
@@ -145,18 +162,26 @@ export class JobsRepository {
       .createQueryBuilder()
       .update(JobEntity)
       .set({ status: JobStatus.Canceled, cancelRequested: true, finishedAt: () => 'now()' })
-      .where('id = :id AND status = :queued', { id, queued: JobStatus.Queued })
+      .where('id = :id AND tenant_id = :tenantId AND status = :queued', {
+        id,
+        tenantId,
+        queued: JobStatus.Queued,
+      })
       .execute();
     if (!canceled.affected) {
       await this.jobs
         .createQueryBuilder()
         .update(JobEntity)
         .set({ cancelRequested: true })
-        .where('id = :id AND status = :running', { id, running: JobStatus.Running })
+        .where('id = :id AND tenant_id = :tenantId AND status = :running', {
+          id,
+          tenantId,
+          running: JobStatus.Running,
+        })
         .execute();
     }
     const job = await this.findById(id);
-    if (!job) return { kind: 'not-found' };
+    if (!job || job.tenantId !== tenantId) return { kind: 'not-found' };
     if (job.status === JobStatus.Canceled) return { kind: 'canceled', job };
     if (job.status === JobStatus.Running) return { kind: 'requested', job };
     return { kind: 'already-finished', job };
@@ -252,18 +277,27 @@ export class JobsRepository {
 
   /**
    * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
-   * priority and the leases it has taken.
+   * priority, its size when known, and the leases it has taken.
    */
-  async findDispatchable(
-    id: string,
-  ): Promise<{ id: string; priority?: number; attempts: number } | null> {
-    const rows: { id: string; options: JobOptions | null; attempts: number }[] =
-      await this.dataSource.query(
-        `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
-        [id],
-      );
+  async findDispatchable(id: string): Promise<{
+    id: string;
+    priority?: number;
+    totalBytes: number | null;
+    attempts: number;
+  } | null> {
+    const rows: {
+      id: string;
+      options: JobOptions | null;
+      total_bytes: string | null;
+      attempts: number;
+    }[] = await this.dataSource.query(
+      `SELECT id, options, total_bytes, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+      [id],
+    );
     if (rows.length === 0) return null;
-    return { id: rows[0].id, priority: rows[0].options?.priority, attempts: rows[0].attempts };
+    const [row] = rows;
+    const totalBytes = row.total_bytes === null ? null : Number(row.total_bytes);
+    return { id: row.id, priority: row.options?.priority, totalBytes, attempts: row.attempts };
   }
 
   /**

@@ -61,7 +61,12 @@ int64_t hq_update_fd(hq_ctx *const *ctxs, size_t count, int fd,
 }
 
 static int64_t mtime_ns(const struct stat *st) {
-  return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+#if defined(__APPLE__)
+  const struct timespec *t = &st->st_mtimespec;
+#else
+  const struct timespec *t = &st->st_mtim;
+#endif
+  return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
 /* openat2 beneath dirfd: O_NONBLOCK so that a FIFO never blocks the open

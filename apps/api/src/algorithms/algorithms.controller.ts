@@ -1,6 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 
+import { RequireScope } from '../auth/principal';
 import { AlgorithmListResponse } from './algorithm.response';
 import { AlgorithmsService } from './algorithms.service';
 
@@ -10,6 +11,7 @@ export class AlgorithmsController {
   constructor(private readonly algorithms: AlgorithmsService) {}
 
   @Get()
+  @RequireScope('jobs:read')
   @ApiOkResponse({ type: AlgorithmListResponse, description: 'Every algorithm a job may use' })
   list(): AlgorithmListResponse {
     return {

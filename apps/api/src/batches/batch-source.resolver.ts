@@ -130,15 +130,6 @@ export class BatchSourceResolver {
       return { source: normalized };
     }
     if (typeof content !== 'string') throw invalid('source.content must be a string', source);
-    const bytes = Buffer.byteLength(content, 'utf8');
-    if (bytes > this.config.batches.manifestMaxBytes) {
-      throw new ApiError(
-        HttpStatus.PAYLOAD_TOO_LARGE,
-        'MANIFEST_TOO_LARGE',
-        `an inline ${type} may hold ${this.config.batches.manifestMaxBytes} bytes (BATCH_MANIFEST_MAX_BYTES)`,
-        { bytes, maxBytes: this.config.batches.manifestMaxBytes },
-      );
-    }
     await checkInlineList(normalized, content, hashing);
     return { source: normalized, manifest: content };
   }

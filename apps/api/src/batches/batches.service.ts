@@ -168,7 +168,7 @@ export class BatchesService {
       );
     }
     for (const jobId of result.jobIds) {
-      const canceled = await this.jobs.requestCancel(jobId);
+      const canceled = await this.jobs.requestCancel(jobId, tenantId);
       if (canceled.kind === 'canceled') await this.removeQueued(jobId);
     }
     return this.view(result.batch);

@@ -1,3 +1,4 @@
+import { REPORT_CONTENT_SECURITY_POLICY } from '@hashq/bench';
 import {
   Body,
   Controller,
@@ -23,6 +24,7 @@ import {
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 
+import { CurrentPrincipal, type Principal, RequireScope } from '../auth/principal';
 import { BenchmarksService } from './benchmarks.service';
 import { CreateBenchmarkDto } from './create-benchmark.dto';
 
@@ -32,6 +34,7 @@ export class BenchmarksController {
   constructor(private readonly benchmarks: BenchmarksService) {}
 
   @Post()
+  @RequireScope('benchmarks:write')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse({
     description: 'The run, queued on bench-<arch> for a worker of that architecture',
@@ -43,24 +46,27 @@ export class BenchmarksController {
   @ApiTooManyRequestsResponse({
     description: 'BENCHMARK_LIMIT_REACHED: BENCHMARK_MAX_ACTIVE runs queued or running',
   })
-  create(@Body() dto: CreateBenchmarkDto) {
-    return this.benchmarks.create(dto);
+  create(@CurrentPrincipal() caller: Principal, @Body() dto: CreateBenchmarkDto) {
+    return this.benchmarks.create(caller.tenantId, dto);
   }
 
   @Get()
-  @ApiOkResponse({ description: 'The latest 100 runs, newest first' })
-  async list() {
-    return { items: await this.benchmarks.list() };
+  @RequireScope('benchmarks:read')
+  @ApiOkResponse({ description: "The caller's tenant's latest 100 runs, newest first" })
+  async list(@CurrentPrincipal() caller: Principal) {
+    return { items: await this.benchmarks.list(caller.tenantId) };
   }
 
   @Get(':id')
+  @RequireScope('benchmarks:read')
   @ApiOkResponse({ description: 'A run: status, request and (when finished) the measurements' })
   @ApiNotFoundResponse({ description: 'BENCHMARK_NOT_FOUND' })
-  get(@Param('id') id: string) {
-    return this.benchmarks.get(id);
+  get(@CurrentPrincipal() caller: Principal, @Param('id') id: string) {
+    return this.benchmarks.get(caller.tenantId, id);
   }
 
   @Get(':id/report')
+  @RequireScope('benchmarks:read')
   @ApiProduces('text/html')
   @ApiQuery({
     name: 'compare',
@@ -70,14 +76,13 @@ export class BenchmarksController {
   @ApiOkResponse({ description: 'The HTML report (inline SVG plot, no scripts)' })
   @ApiConflictResponse({ description: 'BENCHMARK_NOT_FINISHED' })
   async report(
+    @CurrentPrincipal() caller: Principal,
     @Param('id') id: string,
     @Res({ passthrough: true }) res: Response,
     @Query('compare') compare?: string,
   ) {
-    const html = await this.benchmarks.report(id, compare);
-    res
-      .type('html')
-      .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    const html = await this.benchmarks.report(caller.tenantId, id, compare);
+    res.type('html').setHeader('Content-Security-Policy', REPORT_CONTENT_SECURITY_POLICY);
     return html;
   }
 }

@@ -77,7 +77,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     this.redisErrors = new RedisErrorLogger(logger);
   }
 
-  async create(dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
+  async create(tenantId: string, dto: CreateBenchmarkDto): Promise<BenchmarkSummary> {
     const unknown = (dto.algorithms ?? []).filter((a) => !findAlgorithm(a));
     if (unknown.length)
       throw ApiError.badRequest(
@@ -92,7 +92,7 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
       quick: dto.quick,
     };
     const arch = dto.arch ?? process.arch;
-    const row = await this.admit(arch, request);
+    const row = await this.admit(tenantId, arch, request);
     await this.queue(arch).add(
       'benchmark',
       { runId: row.id },
@@ -101,20 +101,24 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     return summary(row);
   }
 
-  async list(): Promise<BenchmarkSummary[]> {
-    return (await this.runs.list()).map(summary);
+  async list(tenantId: string): Promise<BenchmarkSummary[]> {
+    return (await this.runs.list(tenantId)).map(summary);
   }
 
-  async get(id: string): Promise<BenchmarkSummary & { run: BenchmarkRun | null }> {
-    const row = await this.row(id);
+  /** Another tenant's run is BENCHMARK_NOT_FOUND, exactly like a missing one. */
+  async get(
+    tenantId: string,
+    id: string,
+  ): Promise<BenchmarkSummary & { run: BenchmarkRun | null }> {
+    const row = await this.row(tenantId, id);
     return { ...summary(row), run: row.report ?? null };
   }
 
   /** The HTML report of a finished run, or the comparison of two. */
-  async report(id: string, compareWith?: string): Promise<string> {
-    const run = await this.finishedRun(id);
+  async report(tenantId: string, id: string, compareWith?: string): Promise<string> {
+    const run = await this.finishedRun(tenantId, id);
     if (!compareWith) return renderReport(run);
-    const other = await this.finishedRun(compareWith);
+    const other = await this.finishedRun(tenantId, compareWith);
     return renderComparison(other, run);
   }
 
@@ -128,10 +132,14 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** The queued run, or the 422/429 that refuses it (see BenchmarkRepository.admit). */
-  private async admit(arch: string, request: BenchmarkRequest): Promise<BenchmarkRunRow> {
+  private async admit(
+    tenantId: string,
+    arch: string,
+    request: BenchmarkRequest,
+  ): Promise<BenchmarkRunRow> {
     const { benchmarkMaxActive: maxActive, benchmarkWorkerTimeoutSeconds: timeoutSeconds } =
       this.config;
-    const admission = await this.runs.admit(arch, request, { maxActive, timeoutSeconds });
+    const admission = await this.runs.admit(arch, request, { maxActive, timeoutSeconds }, tenantId);
     if (admission.kind === 'no-worker') {
       const message = `no benchmark worker of architecture ${arch} reported in the last ${timeoutSeconds} s`;
       throw new ApiError(HttpStatus.UNPROCESSABLE_ENTITY, BENCHMARK_NO_WORKER, message, {
@@ -160,8 +168,8 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     }
   }
 
-  private async finishedRun(id: string): Promise<BenchmarkRun> {
-    const row = await this.row(id);
+  private async finishedRun(tenantId: string, id: string): Promise<BenchmarkRun> {
+    const row = await this.row(tenantId, id);
     if (row.status !== 'succeeded' || !row.report) {
       throw new ApiError(
         HttpStatus.CONFLICT,
@@ -173,9 +181,9 @@ export class BenchmarksService implements OnApplicationBootstrap, OnModuleDestro
     return { ...row.report, id: row.id };
   }
 
-  private async row(id: string): Promise<BenchmarkRunRow> {
+  private async row(tenantId: string, id: string): Promise<BenchmarkRunRow> {
     if (!UUID.test(id)) throw ApiError.badRequest('INVALID_ID', 'a benchmark id is a UUID');
-    const row = await this.runs.find(id);
+    const row = await this.runs.find(id, tenantId);
     if (!row) throw new ApiError(HttpStatus.NOT_FOUND, 'BENCHMARK_NOT_FOUND', `no benchmark ${id}`);
     return row;
   }

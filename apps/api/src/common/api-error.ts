@@ -28,15 +28,21 @@ export const API_ERROR_CODES = [
   'CHECKSUM_ALGORITHM_NOT_SUPPORTED',
   'UPLOAD_INTERRUPTED',
   'MANIFEST_LINE_INVALID',
+  // 401
+  'UNAUTHORIZED',
   // 403
+  'SCOPE_MISSING',
   'PATH_OUTSIDE_ROOTS',
   'SOURCE_FORBIDDEN',
   'SOURCE_ADDRESS_FORBIDDEN',
+  'SOURCE_NOT_ALLOWED',
   // 404
   'JOB_NOT_FOUND',
   'BENCHMARK_NOT_FOUND',
   'SESSION_NOT_FOUND',
   'NOT_FOUND',
+  'KEY_NOT_FOUND',
+  'TENANT_NOT_FOUND',
   'BATCH_NOT_FOUND',
   // 408
   'REQUEST_TIMEOUT',
@@ -45,6 +51,7 @@ export const API_ERROR_CODES = [
   'JOB_FINISHED',
   'BENCHMARK_NOT_FINISHED',
   'OFFSET_MISMATCH',
+  'TENANT_EXISTS',
   'BATCH_FINISHED',
   'BATCH_NOT_RETRYABLE',
   // 410, 412
@@ -54,7 +61,6 @@ export const API_ERROR_CODES = [
   'PAYLOAD_TOO_LARGE',
   'UPLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
-  'MANIFEST_TOO_LARGE',
   // 422
   'SOURCE_NOT_FOUND',
   'NOT_A_REGULAR_FILE',
@@ -62,6 +68,8 @@ export const API_ERROR_CODES = [
   'STATE_INVALID',
   // 429
   'BENCHMARK_LIMIT_REACHED',
+  'TENANT_QUEUE_FULL',
+  'RATE_LIMITED',
   'BATCH_LIMIT_REACHED',
   // 431
   'HEADERS_TOO_LARGE',
@@ -75,9 +83,12 @@ export const API_ERROR_CODES = [
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
-/** The body of every error response: { error: { code, message, details } }. */
+/**
+ * The body of every error response: { error: { code, message, details, requestId } }; the
+ * exception filter adds the request's id (X-Request-Id) as it answers.
+ */
 export interface ErrorBody {
-  error: { code: ApiErrorCode; message: string; details: unknown };
+  error: { code: ApiErrorCode; message: string; details: unknown; requestId?: string };
 }
 
 export function errorBody(code: ApiErrorCode, message: string, details: unknown = null): ErrorBody {

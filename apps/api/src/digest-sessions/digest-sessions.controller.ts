@@ -34,6 +34,7 @@ import {
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 
+import { CurrentPrincipal, type Principal, RequireScope } from '../auth/principal';
 import { type DigestSessionResponse, toSessionResponse } from './digest-session.response';
 import type { DigestSessionRow } from './digest-sessions.repository';
 import { DigestSessionsService } from './digest-sessions.service';
@@ -55,7 +56,11 @@ function setDigestHeaders(res: Response, session: DigestSessionRow | undefined):
   res.setHeader('Hashq-Session-Status', session.status);
 }
 
-/** tus 1.0.0 (core, creation, creation-defer-length, checksum, termination, expiration) plus a JSON view. */
+/**
+ * tus 1.0.0 (core, creation, creation-defer-length, checksum, termination, expiration) plus a JSON
+ * view. Scopes: a session is a job fed by the client, so jobs:write for what creates, feeds, probes
+ * (HEAD: a tus client's step before PATCH) or ends one, jobs:read for the JSON view and discovery.
+ */
 @ApiTags('digest-sessions')
 @Controller('v1/digest-sessions')
 export class DigestSessionsController {
@@ -69,6 +74,7 @@ export class DigestSessionsController {
   ) {}
 
   @Options(['', ':id'])
+  @RequireScope('jobs:read')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiNoContentResponse({
     description: 'Tus-Version, Tus-Extension, Tus-Checksum-Algorithm, Tus-Max-Size',
@@ -81,6 +87,7 @@ export class DigestSessionsController {
   }
 
   @Post()
+  @RequireScope('jobs:write')
   @HttpCode(HttpStatus.CREATED)
   @ApiHeader(TUS_HEADER)
   @ApiHeader({
@@ -110,10 +117,11 @@ export class DigestSessionsController {
     description: `UPLOAD_TOO_LARGE: over Tus-Max-Size. ${ERROR_SHAPE}`,
   })
   async create(
+    @CurrentPrincipal() caller: Principal,
     @Headers() headers: Record<string, string | undefined>,
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
-    const session = await this.sessions.create({
+    const session = await this.sessions.create(caller.tenantId, {
       uploadLength: headers['upload-length'],
       uploadDeferLength: headers['upload-defer-length'],
       uploadMetadata: headers['upload-metadata'],
@@ -125,6 +133,7 @@ export class DigestSessionsController {
 
   // Before @Get: Express would answer HEAD with the GET route registered first.
   @Head(':id')
+  @RequireScope('jobs:write')
   @ApiHeader(TUS_HEADER)
   @ApiOkResponse({
     description:
@@ -133,8 +142,12 @@ export class DigestSessionsController {
   })
   @ApiNotFoundResponse({ description: 'SESSION_NOT_FOUND (no body: HEAD)' })
   @ApiGoneResponse({ description: 'SESSION_EXPIRED (no body: HEAD)' })
-  async head(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<void> {
-    const session = await this.sessions.findLive(id);
+  async head(
+    @CurrentPrincipal() caller: Principal,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
+    const session = await this.sessions.findLive(caller.tenantId, id);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Upload-Offset', String(session.uploadOffset));
     if (session.uploadLength === null) res.setHeader('Upload-Defer-Length', '1');
@@ -145,20 +158,23 @@ export class DigestSessionsController {
   }
 
   @Get(':id')
+  @RequireScope('jobs:read')
   @ApiOkResponse({
     description: "The session as JSON; digests once complete, in the shape of a job's",
   })
   @ApiNotFoundResponse({ description: `SESSION_NOT_FOUND. ${ERROR_SHAPE}` })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
   async get(
+    @CurrentPrincipal() caller: Principal,
     @Param('id') id: string,
     @Res({ passthrough: true }) res: Response,
   ): Promise<DigestSessionResponse> {
     res.setHeader('Cache-Control', 'no-store');
-    return toSessionResponse(await this.sessions.findLive(id));
+    return toSessionResponse(await this.sessions.findLive(caller.tenantId, id));
   }
 
   @Patch(':id')
+  @RequireScope('jobs:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiHeader(TUS_HEADER)
   @ApiHeader({
@@ -201,12 +217,14 @@ export class DigestSessionsController {
     description: `CHECKSUM_MISMATCH: the body counts for nothing. ${ERROR_SHAPE}`,
   })
   async patch(
+    @CurrentPrincipal() caller: Principal,
     @Param('id') id: string,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
     const header = (name: string): string | undefined => req.headers[name] as string | undefined;
     const result = await this.sessions.patch(
+      caller.tenantId,
       id,
       {
         contentType: header('content-type'),
@@ -223,12 +241,13 @@ export class DigestSessionsController {
   }
 
   @Delete(':id')
+  @RequireScope('jobs:write')
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiHeader(TUS_HEADER)
   @ApiNoContentResponse({ description: 'The session and its states are gone (404 afterwards)' })
   @ApiNotFoundResponse({ description: `SESSION_NOT_FOUND. ${ERROR_SHAPE}` })
   @ApiGoneResponse({ description: `SESSION_EXPIRED. ${ERROR_SHAPE}` })
-  delete(@Param('id') id: string): Promise<void> {
-    return this.sessions.delete(id);
+  delete(@CurrentPrincipal() caller: Principal, @Param('id') id: string): Promise<void> {
+    return this.sessions.delete(caller.tenantId, id);
   }
 }

@@ -42,6 +42,7 @@ export interface DigestSessionRow {
 }
 
 export interface NewDigestSession {
+  tenantId: string;
   algorithms: string[];
   options: DigestSessionOptions;
   uploadMetadata: string | null;
@@ -152,8 +153,8 @@ export class DigestSessionsRepository {
   async insert(session: NewDigestSession): Promise<DigestSessionRow> {
     const id = randomUUID(); // chosen here: the sealed states are bound to it
     const rows: Row[] = await this.dataSource.query(
-      `INSERT INTO digest_sessions (id, algorithms, options, upload_metadata, upload_length, states, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7))
+      `INSERT INTO digest_sessions (id, algorithms, options, upload_metadata, upload_length, states, expires_at, tenant_id)
+       VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7), $8)
        RETURNING ${COLUMNS}`,
       [
         id,
@@ -163,15 +164,17 @@ export class DigestSessionsRepository {
         session.uploadLength,
         this.seal(id, session.algorithms, 0, session.states),
         session.idleSeconds,
+        session.tenantId,
       ],
     );
     return toSession(rows[0]);
   }
 
-  async findById(id: string): Promise<DigestSessionRow | null> {
+  /** The session (only if it is `tenantId`'s, when given). */
+  async findById(id: string, tenantId: string | null = null): Promise<DigestSessionRow | null> {
     const rows: Row[] = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM digest_sessions WHERE id = $1`,
-      [id],
+      `SELECT ${COLUMNS} FROM digest_sessions WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)`,
+      [id, tenantId],
     );
     return rows.length === 1 ? toSession(rows[0]) : null;
   }

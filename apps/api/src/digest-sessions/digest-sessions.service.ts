@@ -77,11 +77,12 @@ export class DigestSessionsService {
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
   ) {}
 
-  async create(request: CreateRequest): Promise<DigestSessionRow> {
+  async create(tenantId: string, request: CreateRequest): Promise<DigestSessionRow> {
     const length = this.creationLength(request);
     const { algorithms, options } = this.checkMetadata(parseMetadata(request.uploadMetadata));
     const hashers = SessionHashers.create(algorithms, options);
     const session = await this.sessions.insert({
+      tenantId,
       algorithms,
       options,
       uploadMetadata: request.uploadMetadata?.trim() || null,
@@ -96,9 +97,12 @@ export class DigestSessionsService {
     );
   }
 
-  /** The session, if it exists and has not expired (404 / 410 otherwise). */
-  async findLive(id: string): Promise<DigestSessionRow> {
-    const session = isUuid(id) ? await this.sessions.findById(id) : null;
+  /**
+   * The session, if it is the tenant's and has not expired (404 / 410 otherwise); another tenant's
+   * is SESSION_NOT_FOUND exactly like a missing one. null: any tenant's (a session already checked).
+   */
+  async findLive(tenantId: string | null, id: string): Promise<DigestSessionRow> {
+    const session = isUuid(id) ? await this.sessions.findById(id, tenantId) : null;
     if (!session) throw this.notFound(id);
     if (session.expired || session.status === 'expired') {
       throw new ApiError(HttpStatus.GONE, 'SESSION_EXPIRED', `digest session ${id} has expired`, {
@@ -109,12 +113,17 @@ export class DigestSessionsService {
     return session;
   }
 
-  async delete(id: string): Promise<void> {
-    await this.findLive(id);
+  async delete(tenantId: string, id: string): Promise<void> {
+    await this.findLive(tenantId, id);
     if (!(await this.sessions.delete(id))) throw this.notFound(id); // deleted by another request meanwhile
   }
 
-  async patch(id: string, request: PatchRequest, body: Readable): Promise<PatchResult> {
+  async patch(
+    tenantId: string,
+    id: string,
+    request: PatchRequest,
+    body: Readable,
+  ): Promise<PatchResult> {
     if (!isOffsetStream(request.contentType)) {
       throw new ApiError(
         HttpStatus.UNSUPPORTED_MEDIA_TYPE,
@@ -137,7 +146,7 @@ export class DigestSessionsService {
     const contentLength =
       request.contentLength === undefined ? undefined : Number(request.contentLength);
 
-    const session = await this.findLive(id);
+    const session = await this.findLive(tenantId, id);
     if (session.error?.code === STATE_INVALID) throw this.stateInvalid(session.id, session.error);
     if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
     const length = this.patchLength(session, declaredLength);
@@ -276,7 +285,7 @@ export class DigestSessionsService {
 
   /** The session moved (another PATCH committed first), ended or expired since it was read. */
   private async fencedOff(id: string): Promise<never> {
-    const now = await this.findLive(id);
+    const now = await this.findLive(null, id);
     throw this.conflict(id, undefined, now.uploadOffset);
   }
 

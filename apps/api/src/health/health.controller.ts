@@ -2,14 +2,18 @@ import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 
+import { PublicRoute } from '../auth/principal';
+import { SkipRateLimit } from '../throttle/rate-limit.guard';
 import { type HealthReport, HealthService } from './health.service';
 
 @ApiTags('health')
+@SkipRateLimit() // probes of load balancers and orchestrators are never rate limited
 @Controller('health')
 export class HealthController {
   constructor(private readonly health: HealthService) {}
 
   @Get()
+  @PublicRoute()
   @ApiOkResponse({ description: 'PostgreSQL and Redis answer' })
   @ApiServiceUnavailableResponse({ description: 'At least one of them does not; see checks' })
   async check(@Res({ passthrough: true }) res: Response): Promise<HealthReport> {

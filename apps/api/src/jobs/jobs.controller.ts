@@ -20,10 +20,12 @@ import {
   ApiOkResponse,
   ApiServiceUnavailableResponse,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
 
+import { CurrentPrincipal, type Principal, RequireScope } from '../auth/principal';
 import { CreateJobDto } from './dto/create-job.dto';
 import { JobListResponse, JobResponse } from './dto/job.response';
 import { ListJobsQuery } from './dto/list-jobs.query';
@@ -37,6 +39,7 @@ export class JobsController {
   constructor(private readonly jobs: JobsService) {}
 
   @Post()
+  @RequireScope('jobs:write')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -54,43 +57,53 @@ export class JobsController {
       `INVALID_SOURCE, INVALID_IDEMPOTENCY_KEY. ${ERROR_SHAPE}`,
   })
   @ApiForbiddenResponse({
-    description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN. ${ERROR_SHAPE}`,
+    description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN, SOURCE_NOT_ALLOWED (the tenant's hosts or buckets). ${ERROR_SHAPE}`,
   })
   @ApiUnprocessableEntityResponse({
     description: `SOURCE_NOT_FOUND, NOT_A_REGULAR_FILE. ${ERROR_SHAPE}`,
   })
   @ApiConflictResponse({ description: `IDEMPOTENCY_KEY_REUSED. ${ERROR_SHAPE}` })
+  @ApiTooManyRequestsResponse({
+    description: `TENANT_QUEUE_FULL (the tenant's max_queued_jobs; nothing created). ${ERROR_SHAPE}`,
+  })
   @ApiServiceUnavailableResponse({
     description: `DATABASE_UNAVAILABLE, SOURCE_READ_FAILED (the file system failed; retry). ${ERROR_SHAPE}`,
   })
   async create(
+    @CurrentPrincipal() caller: Principal,
     @Body() dto: CreateJobDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<JobResponse> {
-    const { job, replayed } = await this.jobs.submit(dto, idempotencyKey);
+    const { job, replayed } = await this.jobs.submit(caller.tenantId, dto, idempotencyKey);
     res.location(`/v1/jobs/${job.id}`);
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     return job;
   }
 
   @Get()
+  @RequireScope('jobs:read')
   @ApiOkResponse({ type: JobListResponse, description: 'Newest first' })
   @ApiBadRequestResponse({
     description: `VALIDATION_FAILED (status, limit, cursor). ${ERROR_SHAPE}`,
   })
-  list(@Query() query: ListJobsQuery): Promise<JobListResponse> {
-    return this.jobs.list(query);
+  list(
+    @CurrentPrincipal() caller: Principal,
+    @Query() query: ListJobsQuery,
+  ): Promise<JobListResponse> {
+    return this.jobs.list(caller.tenantId, query);
   }
 
   @Get(':id')
+  @RequireScope('jobs:read')
   @ApiOkResponse({ type: JobResponse })
   @ApiNotFoundResponse({ description: `JOB_NOT_FOUND. ${ERROR_SHAPE}` })
-  get(@Param('id') id: string): Promise<JobResponse> {
-    return this.jobs.get(id);
+  get(@CurrentPrincipal() caller: Principal, @Param('id') id: string): Promise<JobResponse> {
+    return this.jobs.get(caller.tenantId, id);
   }
 
   @Post(':id/cancel')
+  @RequireScope('jobs:write')
   @ApiOkResponse({
     type: JobResponse,
     description: 'The job is canceled (it was queued, or already canceled)',
@@ -105,10 +118,11 @@ export class JobsController {
     description: `JOB_FINISHED: the job already succeeded or failed. ${ERROR_SHAPE}`,
   })
   async cancel(
+    @CurrentPrincipal() caller: Principal,
     @Param('id') id: string,
     @Res({ passthrough: true }) res: Response,
   ): Promise<JobResponse> {
-    const { job, canceled } = await this.jobs.cancel(id);
+    const { job, canceled } = await this.jobs.cancel(caller.tenantId, id);
     res.status(canceled ? HttpStatus.OK : HttpStatus.ACCEPTED);
     return job;
   }

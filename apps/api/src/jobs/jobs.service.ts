@@ -5,7 +5,9 @@ import type { JobEntity } from '@hashq/database';
 import {
   HASH_QUEUE,
   type HashJobData,
+  hashJobData,
   hashJobOptions,
+  JobAdmission,
   JobsRepository,
   withTimeout,
 } from '@hashq/jobs';
@@ -22,6 +24,7 @@ import { DEFAULT_PAGE_SIZE, type ListJobsQuery } from './dto/list-jobs.query';
 import { toJobResponse } from './job.view';
 import { JobRequestValidator } from './job-request.validator';
 import { JobSourceResolver } from './job-source.resolver';
+import { TenantPolicy, tenantQueueFull } from './tenant-policy';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** How long a submit waits for Redis before answering anyway (the reconciler enqueues later). */
@@ -51,12 +54,18 @@ export class JobsService {
     private readonly jobs: JobsRepository,
     private readonly validator: JobRequestValidator,
     private readonly sources: JobSourceResolver,
+    private readonly tenantPolicy: TenantPolicy,
+    private readonly admission: JobAdmission,
     @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData>,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Records the job in PostgreSQL (the truth), then dispatches it through BullMQ. */
-  async submit(dto: CreateJobDto, idempotencyKey?: string): Promise<SubmitResult> {
+  async submit(
+    tenantId: string,
+    dto: CreateJobDto,
+    idempotencyKey?: string,
+  ): Promise<SubmitResult> {
     if (
       idempotencyKey !== undefined &&
       (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
@@ -68,19 +77,23 @@ export class JobsService {
     }
     const checked = this.validator.check(dto);
     const source = await this.sources.resolve(dto.source);
+    await this.tenantPolicy.checkSource(tenantId, source.ref);
     const requestHash =
       idempotencyKey === undefined
         ? undefined
         : createHash('sha256').update(canonicalJson(dto)).digest('hex');
 
-    const result = await this.jobs.insert({
-      source: source.ref,
-      algorithms: checked.algorithms,
-      options: checked.options,
-      totalBytes: source.size,
-      idempotencyKey,
-      requestHash,
-    });
+    const result = await this.jobs
+      .insert({
+        tenantId,
+        source: source.ref,
+        algorithms: checked.algorithms,
+        options: checked.options,
+        totalBytes: source.size,
+        idempotencyKey,
+        requestHash,
+      })
+      .catch(tenantQueueFull(tenantId));
     if (result.kind === 'existing' && !result.sameRequest) {
       throw new ApiError(
         HttpStatus.CONFLICT,
@@ -89,20 +102,21 @@ export class JobsService {
         { jobId: result.job.id },
       );
     }
-    // Enqueued again on a replay too: the BullMQ id is the job id, so this is a no-op unless the
+    // Dispatched again on a replay too: the BullMQ id is the job id, so this is a no-op unless the
     // first attempt never reached Redis.
-    if (result.job.status === 'queued') await this.enqueue(result.job);
+    if (result.job.status === 'queued') await this.dispatch(result.job);
     return { job: toJobResponse(result.job), replayed: result.kind === 'existing' };
   }
 
-  async get(id: string): Promise<JobResponse> {
-    return toJobResponse(await this.findOrFail(id));
+  /** Another tenant's job is JOB_NOT_FOUND, exactly like a missing one. */
+  async get(tenantId: string, id: string): Promise<JobResponse> {
+    return toJobResponse(await this.findOrFail(tenantId, id));
   }
 
-  async list(query: ListJobsQuery): Promise<JobListResponse> {
+  async list(tenantId: string, query: ListJobsQuery): Promise<JobListResponse> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor);
-    const rows = await this.jobs.list({ status: query.status, limit: limit + 1, after });
+    const rows = await this.jobs.list({ tenantId, status: query.status, limit: limit + 1, after });
     const page = rows.slice(0, limit);
     return {
       items: page.map(toJobResponse),
@@ -111,9 +125,9 @@ export class JobsService {
   }
 
   /** Returns the job and whether it is already canceled (true) or only asked to stop (false). */
-  async cancel(id: string): Promise<{ job: JobResponse; canceled: boolean }> {
+  async cancel(tenantId: string, id: string): Promise<{ job: JobResponse; canceled: boolean }> {
     if (!isUuid(id)) throw this.notFound(id);
-    const result = await this.jobs.requestCancel(id);
+    const result = await this.jobs.requestCancel(id, tenantId);
     switch (result.kind) {
       case 'not-found':
         throw this.notFound(id);
@@ -128,20 +142,39 @@ export class JobsService {
         );
       case 'canceled':
         await this.removeFromQueue(id);
+        if (result.job.admission === 'admitted') await this.admit(result.job.tenantId);
         return { job: toJobResponse(result.job), canceled: true };
       case 'requested':
         return { job: toJobResponse(result.job), canceled: false };
     }
   }
 
-  private async findOrFail(id: string): Promise<JobEntity> {
+  private async findOrFail(tenantId: string, id: string): Promise<JobEntity> {
     const job = isUuid(id) ? await this.jobs.findById(id) : null;
-    if (!job) throw this.notFound(id);
+    if (!job || job.tenantId !== tenantId) throw this.notFound(id);
     return job;
   }
 
   private notFound(id: string): ApiError {
     return new ApiError(HttpStatus.NOT_FOUND, 'JOB_NOT_FOUND', `no job with id ${id}`, { id });
+  }
+
+  /**
+   * A job held for a slot of its tenant (max_running_jobs) waits in PostgreSQL: the tenant's free
+   * slots are filled, oldest held job first. Any other job goes to BullMQ at once.
+   */
+  private async dispatch(job: JobEntity): Promise<void> {
+    if (job.admission === 'held') await this.admit(job.tenantId);
+    else await this.enqueue(job);
+  }
+
+  /** A failure does not fail the request: the AdmissionSweeper fills the slots later. */
+  private async admit(tenantId: string): Promise<void> {
+    try {
+      await this.admission.fill(tenantId);
+    } catch (err) {
+      this.logger.warn({ tenantId, err }, 'admission failed; the sweep admits held jobs later');
+    }
   }
 
   /**
@@ -152,7 +185,7 @@ export class JobsService {
     try {
       const added = this.queue.add(
         'hash',
-        { jobId: job.id },
+        hashJobData(job.id, job.totalBytes),
         hashJobOptions(job.id, job.options.priority),
       );
       await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');

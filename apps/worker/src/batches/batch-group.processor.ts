@@ -9,6 +9,7 @@ import {
   type BatchGroupJobData,
   HASH_QUEUE,
   type HashJobData,
+  hashJobData,
   hashJobOptions,
   JobsRepository,
 } from '@hashq/jobs';
@@ -115,10 +116,11 @@ export class BatchGroupProcessor extends WorkerHost {
       idempotencyKey: `batch:${batch.id}:${batch.dispatchRound}:${item.seq}`,
     });
     await this.items.linkJob(batch.id, item.seq, result.job.id);
-    if (result.job.status === 'queued') {
+    // A job held for a slot of its tenant (max_running_jobs) is admitted by the API's sweeper.
+    if (result.job.status === 'queued' && result.job.admission !== 'held') {
       await this.hashQueue.add(
         'hash',
-        { jobId: result.job.id },
+        hashJobData(result.job.id, result.job.totalBytes),
         hashJobOptions(result.job.id, batch.options.priority),
       );
     }

@@ -1,6 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { LeasedBatch } from '@hashq/batches/batches.repository';
-import { DirectoryLister, resolveDirectory } from '@hashq/batches/listing/directory-lister';
+import { DirectoryLister } from '@hashq/batches/listing/directory-lister';
 import { type OpenAt, openSourceAt } from '@hashq/batches/listing/line-lister';
 import { ManifestLister } from '@hashq/batches/listing/manifest';
 import { S3Lister } from '@hashq/batches/listing/s3-lister';
@@ -74,7 +74,7 @@ export class BatchListers {
   /** What a SUM file's names are relative to: a directory (its real path), an S3 prefix, a URL. */
   private async sumsBase(base: string): Promise<SumsBase> {
     if (base.startsWith('/'))
-      return { type: 'directory', path: await resolveDirectory(this.roots, base) };
+      return { type: 'directory', path: await this.roots.resolveDirectory(base) };
     return remoteSumsBase(base);
   }
 

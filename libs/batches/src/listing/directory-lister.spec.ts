@@ -217,6 +217,34 @@ describe('DirectoryLister', () => {
       expect(await refusal('relative/path')).toBe('PATH_OUTSIDE_ROOTS');
       expect(await refusal(join(root, 'missing'))).toBe('SOURCE_NOT_FOUND');
       expect(await refusal(join(dir, 'target.bin'))).toBe('SOURCE_NOT_FOUND');
+      // Through a link out of the roots, whether the target exists is never told.
+      symlinkSync(join(outside, 'no-such-dir'), join(root, 'door-to-nothing'));
+      expect(await refusal(join(root, 'door-to-nothing'))).toBe('PATH_OUTSIDE_ROOTS');
+      expect(await refusal(join(root, 'door', 'no-such-dir'))).toBe('PATH_OUTSIDE_ROOTS');
+    });
+
+    it('lists through a link to a folder inside the roots, and a root itself', async () => {
+      symlinkSync(join(dir, 'real-folder'), join(root, 'alias'));
+      const aliased = await new DirectoryLister({ roots, path: join(root, 'alias') }).page(
+        null,
+        10,
+      );
+      expect(aliased.items).toEqual([
+        {
+          name: 'inner',
+          source: { type: 'file', path: join(dir, 'real-folder', 'inner') },
+          size: 5,
+        },
+      ]);
+      const whole = await new DirectoryLister({ roots: new FileRoots([dir]), path: dir }).page(
+        null,
+        100,
+      );
+      expect(whole.items.map((item) => item.name)).toEqual([
+        'link-inside',
+        'real-folder/inner',
+        'target.bin',
+      ]);
     });
   });
 });

@@ -1,11 +1,9 @@
 import type { Dirent } from 'node:fs';
 import { lstatSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { readdir } from 'node:fs/promises';
 
 import { FileRoots, SourceError } from '@hashq/sources';
 import { fsErrorToSourceError } from '@hashq/sources/fs-errors';
-import { isWithin } from '@hashq/sources/open-beneath';
 
 import { Glob } from './glob';
 import { LiveIterator } from './live-iterator';
@@ -71,7 +69,7 @@ export class DirectoryLister implements Lister {
 
   /** The directory's real path, checked to be a directory inside the roots (SourceError if not). */
   realBase(): Promise<string> {
-    this.base ??= resolveDirectory(this.options.roots, this.options.path);
+    this.base ??= this.options.roots.resolveDirectory(this.options.path);
     return this.base;
   }
 
@@ -182,30 +180,6 @@ export class DirectoryLister implements Lister {
     this.options.onSkipped?.(name, reason);
     return null;
   }
-}
-
-/** The real path of `path`, a directory inside the roots; SourceError otherwise. */
-export async function resolveDirectory(roots: FileRoots, path: string): Promise<string> {
-  const details = { path };
-  if (!isAbsolute(path) || path.includes('\0'))
-    throw new SourceError('PATH_OUTSIDE_ROOTS', 'directory path must be absolute', details);
-  if (path.split('/').includes('..'))
-    throw new SourceError('PATH_OUTSIDE_ROOTS', 'directory path must not contain ".."', details);
-  const lexical = resolve(path);
-  if (!roots.paths.some((root) => isWithin(root, lexical)))
-    throw new SourceError('PATH_OUTSIDE_ROOTS', 'directory is outside the allowed roots', details);
-  let real: string;
-  try {
-    real = await realpath(lexical);
-    if (!(await stat(real)).isDirectory())
-      throw new SourceError('SOURCE_NOT_FOUND', 'not a directory', details);
-  } catch (err) {
-    throw err instanceof SourceError ? err : fsErrorToSourceError(err, path);
-  }
-  const realRoots = await Promise.all(roots.paths.map((root) => realpath(root).catch(() => root)));
-  if (!realRoots.some((root) => isWithin(root, real)))
-    throw new SourceError('PATH_OUTSIDE_ROOTS', 'directory is outside the allowed roots', details);
-  return real;
 }
 
 function toLatin1(name: string): string {
