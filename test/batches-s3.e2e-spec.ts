@@ -17,6 +17,8 @@ import { type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
 const BUCKET = 'batch-bucket';
 const OBJECTS = 2100; // three ListObjectsV2 pages of 1000
+// S3's longest key: 1024 bytes (UTF-8), in folders (s3rver stores a key as a file path)
+const LONG_KEY = `pre/${Array.from({ length: 5 }, (_, i) => `${i}`.repeat(199)).join('/')}${'é'.repeat(10)}x`;
 
 // The machine is shared: whole batches through real processes get generous time.
 const TIMEOUT = 300_000;
@@ -51,6 +53,7 @@ describe('S3 and manifest batches', () => {
     const keys: string[] = [];
     for (let i = 0; i < OBJECTS; i++) keys.push(`pre/${String(i).padStart(5, '0')}.bin`);
     keys.push('pre/with space.txt', 'pre/ünïcødé ✓.txt', 'pre/back\\slash', 'other/outside.bin');
+    keys.push(LONG_KEY);
     const queue = [...keys];
     await Promise.all(
       Array.from({ length: 16 }, async () => {
@@ -96,6 +99,7 @@ describe('S3 and manifest batches', () => {
       }
       const report = (await client.report(id, 'sha256sum')).toString('utf8');
       expect(report.split('\n').filter(Boolean)).toHaveLength(expected.length);
+      expect(report).toContain(`  ${LONG_KEY.slice('pre/'.length)}\n`); // the 1024-byte key, exactly
     },
     TIMEOUT,
   );
