@@ -105,6 +105,26 @@ describe('S3 and manifest batches', () => {
   );
 
   it(
+    'verify "s3" runs every object as a job comparing with the checksums S3 stores',
+    async () => {
+      const { id } = await client.submit({
+        source: { type: 's3', bucket: BUCKET, prefix: 'pre/0001' },
+        algorithms: ['sha256'],
+        verify: 's3',
+      });
+      const batch = await client.ended(id, 120_000);
+      expect(batch.status).toBe('succeeded');
+      const items = await client.items(id);
+      expect(items).toHaveLength(10);
+      for (const item of items) {
+        expect(item.jobId).not.toBeNull();
+        expect(item.digests!.sha256.hex).toBe(sha256(objects.get(`pre/0001${item.name}`)!));
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     'a missing bucket fails the batch with SOURCE_NOT_FOUND; an empty prefix succeeds with 0',
     async () => {
       const missing = await client.ended(
