@@ -208,13 +208,20 @@ async function main() {
   await admin.query(`CREATE DATABASE ${database}`);
   const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
   const children = [];
+  // a throwaway key for the throwaway database (the states are sealed at rest)
+  const stateKeys = `bench:${randomBytes(32).toString('base64')}`;
   try {
-    await runMigrations({ databaseUrl, databaseSchema: 'public' });
+    await runMigrations({ databaseUrl, databaseSchema: 'public' }); // empty: nothing to seal
     const port = await freePort();
     const api = startProcess(
       'dist/apps/api/main.js',
       [],
-      { PORT: String(port), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
+      {
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        LOG_LEVEL: 'warn',
+        HASHQ_STATE_KEYS: stateKeys,
+      },
       {
         nodeArgs: [
           ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),

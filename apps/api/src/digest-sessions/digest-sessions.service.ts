@@ -91,8 +91,12 @@ export class DigestSessionsService {
     });
     if (length !== 0) return session;
     return (
-      (await this.sessions.finish(session.id, 0, this.outcome(session, hashers, 0))) ??
-      this.fencedOff(session.id)
+      (await this.sessions.finish(
+        session.id,
+        0,
+        session.states ?? [],
+        this.outcome(session, hashers, 0),
+      )) ?? this.fencedOff(session.id)
     );
   }
 
@@ -137,7 +141,10 @@ export class DigestSessionsService {
     const contentLength =
       request.contentLength === undefined ? undefined : Number(request.contentLength);
 
-    const session = await this.findLive(id);
+    // The session as this instance left it, when the PATCH continues from there: no read (the
+    // commit's fence checks that the row is still as it was written).
+    const cached = this.sessions.cached(id, offset);
+    const session = cached?.row ?? (await this.findLive(id));
     if (session.error?.code === STATE_INVALID) throw this.stateInvalid(session.id, session.error);
     if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
     const length = this.patchLength(session, declaredLength);
@@ -150,7 +157,7 @@ export class DigestSessionsService {
     if (contentLength !== undefined && offset + contentLength > limit) {
       throw this.tooLarge(offset + contentLength, limit);
     }
-    return this.absorb(session, length, body, checksum);
+    return this.absorb(session, length, body, checksum, cached?.opened);
   }
 
   /**
@@ -162,25 +169,43 @@ export class DigestSessionsService {
     length: number | null,
     body: Readable,
     checksum?: ChunkChecksum,
+    opened?: Buffer[],
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
-    const hashers = SessionHashers.restore(session.algorithms, await this.openStates(session));
+    // what the row holds at `committed`: sealed (the fence of the next write) and opened
+    const at = {
+      offset: session.uploadOffset,
+      sealed: session.states ?? [],
+      opened: [] as Buffer[],
+    };
+    at.opened = opened ?? (await this.openStates(session));
+    const hashers = SessionHashers.restore(session.algorithms, at.opened);
     const pipeline = new HashPipeline(
       checksum ? [hashers, checksum.hasher] : [hashers],
       session.uploadOffset,
     );
-    let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
     const checkpoint = async (): Promise<void> => {
       await pipeline.drain();
-      expiresAt = await this.advance(session, committed, pipeline.offset, length, hashers);
-      committed = pipeline.offset;
+      const states = hashers.serialize();
+      const progress = {
+        offset: pipeline.offset,
+        length,
+        states,
+        idleSeconds: this.config.digestSessionExpiresSeconds,
+      };
+      const written = await this.fenced(session, at, (fence) =>
+        this.sessions.advance(session, at.offset, fence, progress),
+      );
+      Object.assign(at, { offset: progress.offset, sealed: written.states ?? [], opened: states });
+      expiresAt = written.expiresAt;
     };
+    const committed = () => at.offset;
     // Never a checkpoint at the full length (only the end of the body may complete the session),
     // nor with Upload-Checksum (the body counts only once it is whole).
     const checkpointDue = (): boolean =>
       !checksum &&
-      pipeline.offset - committed >= this.config.checkpointBytes &&
+      pipeline.offset - committed() >= this.config.checkpointBytes &&
       pipeline.offset < (length ?? Infinity);
 
     try {
@@ -197,21 +222,18 @@ export class DigestSessionsService {
           'UPLOAD_INTERRUPTED',
           'the request body ended early',
           {
-            uploadOffset: committed,
+            uploadOffset: committed(),
           },
         );
       });
       await pipeline.drain();
       if (checksum) this.verifyChecksum(checksum);
       if (length !== null && pipeline.offset === length) {
-        const finished = await this.sessions.finish(
-          session.id,
-          committed,
-          this.outcome(session, hashers, length),
+        const outcome = this.outcome(session, hashers, length);
+        const finished = await this.fenced(session, at, (fence) =>
+          this.sessions.finish(session.id, at.offset, fence, outcome),
         );
-        return finished
-          ? { offset: length, expiresAt: finished.expiresAt, finished }
-          : this.fencedOff(session.id);
+        return { offset: length, expiresAt: finished.expiresAt, finished };
       }
       await checkpoint();
       return { offset: pipeline.offset, expiresAt };
@@ -220,21 +242,30 @@ export class DigestSessionsService {
     }
   }
 
-  /** One fenced write of states + offset; a writer fenced off learns who moved the session. */
-  private async advance(
+  /**
+   * One fenced write (`write`, given the sealed states the row holds at `at.offset`). Fenced off,
+   * the row is read: moved on, ended or expired, the writer learns it (409, 404, 410); still
+   * uploading at `at.offset` with other states, they are opened (422 STATE_INVALID and the session
+   * ends failed when they do not open) and, when they hold what the writer started from (sealed
+   * again, by the migration say), the write is made once more over them.
+   */
+  private async fenced(
     session: DigestSessionRow,
-    from: number,
-    to: number,
-    length: number | null,
-    hashers: SessionHashers,
-  ): Promise<Date> {
-    const expiresAt = await this.sessions.advance(session, from, {
-      offset: to,
-      length,
-      states: hashers.serialize(),
-      idleSeconds: this.config.digestSessionExpiresSeconds,
-    });
-    return expiresAt ?? this.fencedOff(session.id);
+    at: { offset: number; sealed: Buffer[]; opened: Buffer[] },
+    write: (fence: Buffer[]) => Promise<DigestSessionRow | null>,
+  ): Promise<DigestSessionRow> {
+    const written = await write(at.sealed);
+    if (written) return written;
+    this.sessions.forget(session.id);
+    const now = await this.findLive(session.id);
+    if (now.uploadOffset === at.offset && now.status === 'uploading' && now.states) {
+      const opened = await this.openStates(now);
+      if (opened.every((state, i) => state.equals(at.opened[i]))) {
+        const again = await write(now.states);
+        if (again) return again;
+      }
+    }
+    return this.fencedOff(session.id);
   }
 
   /**
