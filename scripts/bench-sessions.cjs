@@ -17,6 +17,7 @@
 //   BENCH_BYTES     bytes of the single-client upload (default 1 GiB)
 //   BENCH_REPEAT    rounds of the single-client cases (default 3)
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
+//   BENCH_CASES     which parts run: "upload,sessions" (default both)
 //   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
@@ -34,6 +35,7 @@ const MiB = 1024 ** 2;
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 * MiB);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const CASES = (process.env.BENCH_CASES ?? 'upload,sessions').split(',');
 const PATCH_BYTES = 8 * MiB;
 const SMALL_BYTES = 64 * 1024;
 const SMALL_PATCHES = 4;
@@ -262,16 +264,20 @@ async function main() {
           .map((l) => l.toFixed(2))
           .join(' ')}`,
     );
-    // One untimed upload of each kind: JIT warm-up, connections.
-    await push(await createSession(apiAgent, apiUrl, BYTES, ['sha256']), body);
-    await push(sinks.sha256, body);
+    const targets = [];
+    if (CASES.includes('upload')) {
+      // One untimed upload of each kind: JIT warm-up, connections.
+      await push(await createSession(apiAgent, apiUrl, BYTES, ['sha256']), body);
+      await push(sinks.sha256, body);
+    }
 
     const rows = [];
-    const targets = [];
-    for (const [label, algorithms, goal] of [
-      ['sha256', ['sha256'], 0.9],
-      ['sha256 + sha512 + crc64nvme', ['sha256', 'sha512', 'crc64nvme'], 0.8],
-    ]) {
+    for (const [label, algorithms, goal] of CASES.includes('upload')
+      ? [
+          ['sha256', ['sha256'], 0.9],
+          ['sha256 + sha512 + crc64nvme', ['sha256', 'sha512', 'crc64nvme'], 0.8],
+        ]
+      : []) {
       const runs = { api: [], sink: [], ratio: [], lag: [] };
       for (let round = 1; round <= REPEAT; round++) {
         process.stderr.write(`[bench] ${label}: round ${round}/${REPEAT}\n`);
@@ -316,43 +322,46 @@ async function main() {
       `\none client, ${BYTES / MiB} MiB in ${PATCH_BYTES / MiB} MiB PATCHes over loopback ` +
         `(medians of ${REPEAT} rounds; ratio = sink time / session time)`,
     );
-    printTable(['case', 'median s', 'MB/s', 'ratio to the sink', 'API loop delay max ms'], rows);
+    if (rows.length)
+      printTable(['case', 'median s', 'MB/s', 'ratio to the sink', 'API loop delay max ms'], rows);
 
-    process.stderr.write(`[bench] ${SESSIONS} concurrent sessions\n`);
-    const manyAgent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS });
-    api.send('reset');
-    const many = await smallSessions(manyAgent, apiUrl);
-    const lag = await loopLag(api);
-    manyAgent.destroy();
-    console.log(
-      `\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes ` +
-        '(sha256; POST + PATCHes per session, all sessions at once)',
-    );
-    printTable(
-      [
-        'sessions/s',
-        'PATCH p50 ms',
-        'PATCH p99 ms',
-        'PATCH max ms',
-        'API loop delay max ms',
-        'API loop delay p99 ms',
-      ],
-      [
+    if (CASES.includes('sessions')) {
+      process.stderr.write(`[bench] ${SESSIONS} concurrent sessions\n`);
+      const manyAgent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS });
+      api.send('reset');
+      const many = await smallSessions(manyAgent, apiUrl);
+      const lag = await loopLag(api);
+      manyAgent.destroy();
+      console.log(
+        `\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes ` +
+          '(sha256; POST + PATCHes per session, all sessions at once)',
+      );
+      printTable(
         [
-          (SESSIONS / many.seconds).toFixed(0),
-          many.p50.toFixed(1),
-          many.p99.toFixed(1),
-          many.max.toFixed(1),
-          lag.max.toFixed(1),
-          lag.p99.toFixed(1),
+          'sessions/s',
+          'PATCH p50 ms',
+          'PATCH p99 ms',
+          'PATCH max ms',
+          'API loop delay max ms',
+          'API loop delay p99 ms',
         ],
-      ],
-    );
-    targets.push([
-      `${SESSIONS} sessions: API event-loop delay max`,
-      `${lag.max.toFixed(1)} ms`,
-      '< 20 ms',
-    ]);
+        [
+          [
+            (SESSIONS / many.seconds).toFixed(0),
+            many.p50.toFixed(1),
+            many.p99.toFixed(1),
+            many.max.toFixed(1),
+            lag.max.toFixed(1),
+            lag.p99.toFixed(1),
+          ],
+        ],
+      );
+      targets.push([
+        `${SESSIONS} sessions: API event-loop delay max`,
+        `${lag.max.toFixed(1)} ms`,
+        '< 20 ms',
+      ]);
+    }
     console.log('\ntargets');
     printTable(['', 'measured', 'target'], targets);
     apiAgent.destroy();

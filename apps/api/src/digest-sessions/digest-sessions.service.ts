@@ -157,7 +157,8 @@ export class DigestSessionsService {
     if (contentLength !== undefined && offset + contentLength > limit) {
       throw this.tooLarge(offset + contentLength, limit);
     }
-    return this.absorb(session, length, body, checksum, cached?.opened);
+    const expected = Number.isSafeInteger(contentLength) ? contentLength : undefined;
+    return this.absorb(session, length, body, checksum, cached?.opened, expected);
   }
 
   /**
@@ -168,8 +169,9 @@ export class DigestSessionsService {
     session: DigestSessionRow,
     length: number | null,
     body: Readable,
-    checksum?: ChunkChecksum,
-    opened?: Buffer[],
+    checksum: ChunkChecksum | undefined,
+    opened: Buffer[] | undefined,
+    expected: number | undefined,
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
     // what the row holds at `committed`: sealed (the fence of the next write) and opened
@@ -183,6 +185,7 @@ export class DigestSessionsService {
     const pipeline = new HashPipeline(
       checksum ? [hashers, checksum.hasher] : [hashers],
       session.uploadOffset,
+      expected,
     );
     let expiresAt = session.expiresAt;
     const checkpoint = async (): Promise<void> => {

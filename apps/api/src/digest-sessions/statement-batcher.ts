@@ -5,12 +5,21 @@
  * item alone on an idle batcher goes at once (after the current event-loop turn, so the requests
  * of one turn share a statement): a single client waits for no timer.
  *
+ * The answers of a statement are handed out a few at a time, one slice per event-loop turn: the
+ * requests a statement answers continue in slices (their responses, their next steps), so the
+ * loop keeps turning (timers, other sockets) while hundreds of them go on.
+ *
  * Items of one statement have distinct keys (a session's id): two writes of the same session
  * never share one statement (an UPDATE ... FROM would apply only one of them), they go in
  * concurrent statements and the row's fence lets at most one land.
  */
+/** Requests a statement's answers resume per event-loop turn. */
+const RESUME_SLICE = 16;
+
+type Waiter<I, O> = { item: I; resolve: (out: O) => void; reject: (err: unknown) => void };
+
 export class StatementBatcher<I, O> {
-  private queue: { item: I; resolve: (out: O) => void; reject: (err: unknown) => void }[] = [];
+  private queue: Waiter<I, O>[] = [];
   private running = 0;
   private scheduled = false;
 
@@ -55,8 +64,8 @@ export class StatementBatcher<I, O> {
       this.running++;
       this.run(batch.map((entry) => entry.item))
         .then(
-          (answers) => batch.forEach((entry, i) => entry.resolve(answers[i])),
-          (err: unknown) => batch.forEach((entry) => entry.reject(err)),
+          (answers) => resume(batch, (entry, i) => entry.resolve(answers[i])),
+          (err: unknown) => resume(batch, (entry) => entry.reject(err)),
         )
         .finally(() => {
           this.running--;
@@ -64,4 +73,11 @@ export class StatementBatcher<I, O> {
         });
     }
   }
+}
+
+/** Settles the waiters RESUME_SLICE at a time, the first slice now, each next one on the next turn. */
+function resume<W>(waiters: W[], settle: (waiter: W, index: number) => void, from = 0): void {
+  const to = Math.min(waiters.length, from + RESUME_SLICE);
+  for (let i = from; i < to; i++) settle(waiters[i], i);
+  if (to < waiters.length) setImmediate(() => resume(waiters, settle, to));
 }
