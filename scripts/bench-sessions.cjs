@@ -234,6 +234,9 @@ async function main() {
       },
     );
     children.push(api);
+    api.lines.on('line', (line) => {
+      if (/"level":(5|6)0/.test(line)) process.stderr.write(`[api] ${line}\n`); // errors, fatal
+    });
     const apiUrl = `http://127.0.0.1:${port}`;
     const sinks = {};
     for (const algorithms of ['sha256', 'sha256,sha512,crc64nvme']) {

@@ -75,6 +75,10 @@ export class HashPipeline {
 
   write(chunk: Buffer): Promise<void> | undefined {
     this.expected -= chunk.length;
+    return this.put(chunk);
+  }
+
+  private put(chunk: Buffer): Promise<void> | undefined {
     if (!this.inFlight && this.fill === 0) {
       if (chunk.length <= this.syncBytes) {
         for (const absorber of this.absorbers) absorber.update!(chunk);
@@ -94,9 +98,10 @@ export class HashPipeline {
       return undefined;
     }
     // a full batch: by the time the hashers are done, it has been handed over and a new one starts
+    if (!this.inFlight) this.feed(); // a small one (the end of a body), idle hashers
     const rest = chunk.subarray(copied);
     return (this.inFlight as Promise<void>).then(() =>
-      rest.length > 0 ? this.write(rest) : undefined,
+      rest.length > 0 ? this.put(rest) : undefined,
     );
   }
 
