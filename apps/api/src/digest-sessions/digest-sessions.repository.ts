@@ -93,10 +93,8 @@ interface Row {
 }
 
 const COLUMNS = `*, expires_at <= now() AS expired`;
-/** Every column but the states (a writer knows the ones it wrote), and `expired`. */
-const ROW_COLUMNS = `d.id, d.status, d.algorithms, d.options, d.upload_metadata, d.upload_length, d.upload_offset,
-  NULL::bytea[] AS states, d.digests, d.error_code, d.error_message, d.error_details, d.created_at,
-  d.updated_at, d.expires_at, d.finished_at, d.expires_at <= now() AS expired`;
+/** What a write returns: the writer knows every other value (and parsing fewer costs less). */
+const STAMPS = `d.id, d.created_at, d.updated_at, d.expires_at, d.finished_at`;
 /** A write lands only on a live session still at the offset the writer started from. */
 const FENCE = `id = $1 AND upload_offset = $2 AND status = 'uploading' AND expires_at > now()`;
 /** Sessions kept in an instance's cache (SessionCache); the oldest go first. */
@@ -181,6 +179,15 @@ interface WriteItem {
   idleSeconds: number;
 }
 
+/** The timestamps PostgreSQL's clock gave a row it wrote. */
+interface Stamps {
+  id: string;
+  created_at: Date;
+  updated_at: Date;
+  expires_at: Date;
+  finished_at: Date | null;
+}
+
 interface InsertItem {
   id: string;
   session: NewDigestSession;
@@ -214,13 +221,13 @@ export class DigestSessionsRepository {
     2,
     500,
   );
-  private readonly inserts = new StatementBatcher<InsertItem, Row>(
+  private readonly inserts = new StatementBatcher<InsertItem, Stamps>(
     (items) => this.insertRows(items),
     (item) => item.id,
     2,
     500,
   );
-  private readonly writes = new StatementBatcher<WriteItem, Row | undefined>(
+  private readonly writes = new StatementBatcher<WriteItem, Stamps | undefined>(
     (items) => this.writeRowsOrEach(items),
     (item) => item.id,
     4,
@@ -235,8 +242,24 @@ export class DigestSessionsRepository {
   async insert(session: NewDigestSession): Promise<DigestSessionRow> {
     const id = randomUUID(); // chosen here: the sealed states are bound to it
     const sealed = this.seal(id, session.algorithms, 0, session.states);
-    const row = toSession(await this.inserts.submit({ id, session, sealed }));
-    row.states = sealed;
+    const stamps = await this.inserts.submit({ id, session, sealed });
+    const row: DigestSessionRow = {
+      id,
+      status: 'uploading',
+      algorithms: session.algorithms,
+      options: session.options,
+      uploadMetadata: session.uploadMetadata,
+      uploadLength: session.uploadLength,
+      uploadOffset: 0,
+      states: sealed,
+      digests: null,
+      error: null,
+      createdAt: stamps.created_at,
+      updatedAt: stamps.updated_at,
+      expiresAt: stamps.expires_at,
+      finishedAt: null,
+      expired: false,
+    };
     this.remember(row, session.states);
     return row;
   }
@@ -293,7 +316,7 @@ export class DigestSessionsRepository {
     to: SessionProgress,
   ): Promise<DigestSessionRow | null> {
     const sealed = this.seal(session.id, session.algorithms, to.offset, to.states);
-    const row = await this.writes.submit({
+    const stamps = await this.writes.submit({
       id: session.id,
       from,
       fence,
@@ -305,21 +328,29 @@ export class DigestSessionsRepository {
       error: null,
       idleSeconds: to.idleSeconds,
     });
-    if (!row) return null;
-    const written = toSession(row);
-    written.states = sealed;
+    if (!stamps) return null;
+    const written: DigestSessionRow = {
+      ...session,
+      uploadOffset: to.offset,
+      uploadLength: session.uploadLength ?? to.length,
+      states: sealed,
+      updatedAt: stamps.updated_at,
+      expiresAt: stamps.expires_at,
+      expired: false,
+    };
     this.remember(written, to.states);
     return written;
   }
 
   /** Ends the session at its full length: digests (and a mismatch) replace the states, fenced as advance(). */
   async finish(
-    id: string,
+    session: DigestSessionRow,
     from: number,
     fence: Buffer[],
     outcome: SessionOutcome,
   ): Promise<DigestSessionRow | null> {
-    const row = await this.writes.submit({
+    const { id } = session;
+    const stamps = await this.writes.submit({
       id,
       from,
       fence,
@@ -332,7 +363,20 @@ export class DigestSessionsRepository {
       idleSeconds: outcome.idleSeconds,
     });
     this.forget(id);
-    return row ? toSession(row) : null;
+    if (!stamps) return null;
+    return {
+      ...session,
+      status: outcome.status,
+      uploadOffset: outcome.offset,
+      uploadLength: outcome.length,
+      states: null,
+      digests: inOrder(session.algorithms, outcome.digests),
+      error: outcome.error,
+      updatedAt: stamps.updated_at,
+      expiresAt: stamps.expires_at,
+      finishedAt: stamps.finished_at,
+      expired: false,
+    };
   }
 
   /** Ends the session 'failed' where it stands, its states gone (they did not open), fenced on `from`. */
@@ -398,16 +442,16 @@ export class DigestSessionsRepository {
   }
 
   /** One INSERT for many new sessions. */
-  private async insertRows(items: InsertItem[]): Promise<Row[]> {
+  private async insertRows(items: InsertItem[]): Promise<Stamps[]> {
     const slots = Math.max(...items.map((item) => item.sealed.length));
-    const rows: Row[] = await this.dataSource.query(
+    const rows: Stamps[] = await this.dataSource.query(
       `INSERT INTO digest_sessions AS d (id, algorithms, options, upload_metadata, upload_length, states, expires_at)
        SELECT v.id, string_to_array(v.algorithms, ','), v.options::jsonb, v.upload_metadata, v.upload_length,
               ${stateArray('s', slots)}, now() + make_interval(secs => v.idle)
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::float8[], $7::int[],
                      ${slotParams(8, slots)})
            AS v(id, algorithms, options, upload_metadata, upload_length, idle, n, ${slotColumns('s', slots)})
-       RETURNING ${ROW_COLUMNS}`,
+       RETURNING ${STAMPS}`,
       [
         items.map((item) => item.id),
         items.map((item) => item.session.algorithms.join(',')),
@@ -430,7 +474,7 @@ export class DigestSessionsRepository {
    * The writes of a batch in one statement; should it fail (a deadlock between two instances'
    * batches that share sessions, say), each write alone, so one write's error stays its own.
    */
-  private async writeRowsOrEach(items: WriteItem[]): Promise<(Row | undefined)[]> {
+  private async writeRowsOrEach(items: WriteItem[]): Promise<(Stamps | undefined)[]> {
     try {
       return await this.writeRows(items);
     } catch (err) {
@@ -443,9 +487,9 @@ export class DigestSessionsRepository {
    * One UPDATE for many sessions, each fenced on its own (offset, states, status, expiry): the
    * rows returned are those that landed, the others were fenced off.
    */
-  private async writeRows(items: WriteItem[]): Promise<(Row | undefined)[]> {
+  private async writeRows(items: WriteItem[]): Promise<(Stamps | undefined)[]> {
     const slots = Math.max(1, ...items.map((item) => item.fence.length));
-    const rows = updatedRows<Row>(
+    const rows = updatedRows<Stamps>(
       await this.dataSource.query(
         `UPDATE digest_sessions d
             SET upload_offset = v.to_offset, upload_length = coalesce(d.upload_length, v.length),
@@ -462,7 +506,7 @@ export class DigestSessionsRepository {
                   error_details, idle, n, ${slotColumns('s', slots)}, ${slotColumns('f', slots)})
           WHERE d.id = v.id AND d.upload_offset = v.from_offset AND d.status = 'uploading'
             AND d.expires_at > now() AND d.states = ${stateArray('f', slots)}
-          RETURNING ${ROW_COLUMNS}`,
+          RETURNING ${STAMPS}`,
         [
           items.map((item) => item.id),
           items.map((item) => item.from),

@@ -92,7 +92,7 @@ export class DigestSessionsService {
     if (length !== 0) return session;
     return (
       (await this.sessions.finish(
-        session.id,
+        session,
         0,
         session.states ?? [],
         this.outcome(session, hashers, 0),
@@ -234,7 +234,7 @@ export class DigestSessionsService {
       if (length !== null && pipeline.offset === length) {
         const outcome = this.outcome(session, hashers, length);
         const finished = await this.fenced(session, at, (fence) =>
-          this.sessions.finish(session.id, at.offset, fence, outcome),
+          this.sessions.finish(session, at.offset, fence, outcome),
         );
         return { offset: length, expiresAt: finished.expiresAt, finished };
       }
