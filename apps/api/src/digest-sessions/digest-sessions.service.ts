@@ -24,6 +24,7 @@ import {
 import { HashPipeline } from './hash-pipeline';
 import { BodyInterruptedError, consumeBody } from './request-body';
 import { SessionHashers } from './session-hashers';
+import { TurnGate } from './turn-gate';
 import {
   CHECKSUM_MISMATCH_STATUS,
   isOffsetStream,
@@ -71,6 +72,9 @@ const STATE_INVALID = 'STATE_INVALID' as const;
  */
 @Injectable()
 export class DigestSessionsService {
+  /** Creations and PATCHes that start in one event-loop turn; more wait for the next turns. */
+  private readonly starts = new TurnGate(16);
+
   constructor(
     private readonly sessions: DigestSessionsRepository,
     private readonly validator: JobRequestValidator,
@@ -78,6 +82,7 @@ export class DigestSessionsService {
   ) {}
 
   async create(request: CreateRequest): Promise<DigestSessionRow> {
+    await this.starts.enter();
     const length = this.creationLength(request);
     const { algorithms, options } = this.checkMetadata(parseMetadata(request.uploadMetadata));
     const hashers = SessionHashers.create(algorithms, options);
@@ -138,6 +143,7 @@ export class DigestSessionsService {
       'INVALID_UPLOAD_LENGTH',
     );
     const checksum = this.chunkChecksum(request.uploadChecksum);
+    await this.starts.enter();
     const contentLength =
       request.contentLength === undefined ? undefined : Number(request.contentLength);
 
