@@ -194,7 +194,17 @@ export class DigestSessionsService {
       expected,
     );
     let expiresAt = session.expiresAt;
-    const checkpoint = async (): Promise<void> => {
+    // A checkpoint within the body commits while the next bytes are read and hashed (the body
+    // resumes once the states are serialized); the next commit, or the end, waits for it first.
+    let committing: Promise<void> | undefined;
+    let checkpointed = session.uploadOffset;
+    const landed = async (): Promise<void> => {
+      const commit = committing;
+      committing = undefined;
+      await commit;
+    };
+    const checkpoint = async (wait: boolean): Promise<void> => {
+      await landed();
       await pipeline.drain();
       const states = hashers.serialize();
       const progress = {
@@ -203,18 +213,27 @@ export class DigestSessionsService {
         states,
         idleSeconds: this.config.digestSessionExpiresSeconds,
       };
-      const written = await this.fenced(session, at, (fence) =>
+      checkpointed = progress.offset;
+      const commit = this.fenced(session, at, (fence) =>
         this.sessions.advance(session, at.offset, fence, progress),
-      );
-      Object.assign(at, { offset: progress.offset, sealed: written.states ?? [], opened: states });
-      expiresAt = written.expiresAt;
+      ).then((written) => {
+        Object.assign(at, {
+          offset: progress.offset,
+          sealed: written.states ?? [],
+          opened: states,
+        });
+        expiresAt = written.expiresAt;
+      });
+      if (wait) return commit;
+      commit.catch(() => undefined); // handled: its error is thrown by the next landed()
+      committing = commit;
     };
     const committed = () => at.offset;
     // Never a checkpoint at the full length (only the end of the body may complete the session),
     // nor with Upload-Checksum (the body counts only once it is whole).
     const checkpointDue = (): boolean =>
       !checksum &&
-      pipeline.offset - committed() >= this.config.checkpointBytes &&
+      pipeline.offset - checkpointed >= this.config.checkpointBytes &&
       pipeline.offset < (length ?? Infinity);
 
     try {
@@ -222,10 +241,10 @@ export class DigestSessionsService {
         if (pipeline.offset + chunk.length > limit)
           throw this.tooLarge(pipeline.offset + chunk.length, limit);
         const waiting = pipeline.write(chunk);
-        return checkpointDue() ? Promise.resolve(waiting).then(checkpoint) : waiting;
+        return checkpointDue() ? Promise.resolve(waiting).then(() => checkpoint(false)) : waiting;
       }).catch(async (err: unknown) => {
         if (!(err instanceof BodyInterruptedError)) throw err;
-        if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
+        if (!checksum) await checkpoint(true).catch(() => undefined); // the client is gone: keep what arrived
         throw new ApiError(
           HttpStatus.BAD_REQUEST,
           'UPLOAD_INTERRUPTED',
@@ -237,6 +256,7 @@ export class DigestSessionsService {
       });
       await pipeline.drain();
       if (checksum) this.verifyChecksum(checksum);
+      await landed();
       if (length !== null && pipeline.offset === length) {
         const outcome = this.outcome(session, hashers, length);
         const finished = await this.fenced(session, at, (fence) =>
@@ -244,9 +264,10 @@ export class DigestSessionsService {
         );
         return { offset: length, expiresAt: finished.expiresAt, finished };
       }
-      await checkpoint();
+      await checkpoint(true);
       return { offset: pipeline.offset, expiresAt };
     } finally {
+      await committing?.catch(() => undefined); // an answer tells the offset as committed
       void pipeline.release();
     }
   }
