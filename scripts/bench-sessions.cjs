@@ -5,7 +5,7 @@
 //   - one client pushes BENCH_BYTES (1 GiB) in 8 MiB PATCHes over loopback, sha256, then
 //     sha256 + sha512 + crc64nvme (the sink: sha256 + sha512 + zlib.crc32). The same client
 //     (one keep-alive connection to each, the same 8 MiB buffer, the same headers) alternates
-//     between the session and the sink every BENCH_SEGMENT_PATCHES PATCHes (64 MiB), the one that
+//     between the session and the sink every BENCH_SEGMENT_PATCHES PATCHes (1: every PATCH), the one that
 //     goes first alternating too, so both see the same moments of a machine shared with other
 //     jobs; ratio of a round = sink time / session time; BENCH_REPEAT rounds, median and worst
 //     (targets: >= 0.9x and >= 0.8x);
@@ -22,7 +22,7 @@
 // Environment:
 //   BENCH_BYTES     bytes of the single-client upload (default 1 GiB)
 //   BENCH_REPEAT    rounds of the single-client cases (default 3)
-//   BENCH_SEGMENT_PATCHES  PATCHes in a row to one side before switching (default 8)
+//   BENCH_SEGMENT_PATCHES  PATCHes in a row to one side before switching (default 1)
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
 //   BENCH_CASES     which parts run: "upload,sessions" (default both)
 //   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
@@ -42,7 +42,7 @@ const MiB = 1024 ** 2;
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 * MiB);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
-const SEGMENT_PATCHES = Number(process.env.BENCH_SEGMENT_PATCHES ?? 8);
+const SEGMENT_PATCHES = Number(process.env.BENCH_SEGMENT_PATCHES ?? 1);
 const CASES = (process.env.BENCH_CASES ?? 'upload,sessions').split(',');
 const PATCH_BYTES = 8 * MiB;
 const SMALL_BYTES = 64 * 1024;
