@@ -12,8 +12,9 @@ module.exports = {
   extensionsToTreatAsEsm: ['.ts'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
   moduleNameMapper: {
-    '^@hashq/(bench|config|crypto|database|jobs|sources)$': '<rootDir>/libs/$1/src/index.ts',
-    '^@hashq/(bench|config|crypto|database|jobs|sources)/(.*)$': '<rootDir>/libs/$1/src/$2',
+    '^@hashq/(batches|bench|config|crypto|database|jobs|sources)$':
+      '<rootDir>/libs/$1/src/index.ts',
+    '^@hashq/(batches|bench|config|crypto|database|jobs|sources)/(.*)$': '<rootDir>/libs/$1/src/$2',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

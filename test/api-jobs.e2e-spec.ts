@@ -72,8 +72,9 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
       algorithms: ['sha256', 'sha1'],
     });
 
+    // The size rides along as a scheduling hint (a worker runs many small jobs at once).
     const queued = await queue.getJob(job.id);
-    expect(queued?.data).toEqual({ jobId: job.id });
+    expect(queued?.data).toEqual({ jobId: job.id, totalBytes: 12 });
   });
 
   it('accepts a file:// URL as source and stores the normalized real path', async () => {
@@ -279,8 +280,14 @@ describe('jobs API (e2e, real PostgreSQL + Redis)', () => {
 
     const restored = await app.get(JobQueueReconciler).reconcile();
     expect(restored).toBe(await unfinishedCount());
-    expect((await queue.getJob(queuedJob.id))?.data).toEqual({ jobId: queuedJob.id });
-    expect((await queue.getJob(runningJob.id))?.data).toEqual({ jobId: runningJob.id });
+    expect((await queue.getJob(queuedJob.id))?.data).toEqual({
+      jobId: queuedJob.id,
+      totalBytes: 12,
+    });
+    expect((await queue.getJob(runningJob.id))?.data).toEqual({
+      jobId: runningJob.id,
+      totalBytes: 12,
+    });
     expect(await queue.getJob(doneJob.id)).toBeUndefined();
     expect(await app.get(JobQueueReconciler).reconcile()).toBe(0);
   });

@@ -28,7 +28,9 @@ describe('strict input (e2e)', () => {
   let file: string;
 
   beforeAll(async () => {
-    ({ env, app, db, close } = await createApiTestbed());
+    // Bodies of up to 100 kB are parsed (the default is 64 KiB): the validators must hold up
+    // against the largest bodies a route takes (batch manifests are larger still).
+    ({ env, app, db, close } = await createApiTestbed({ API_JSON_MAX_BYTES: String(100 * 1024) }));
     file = join(env.fileRoot, 'data.bin');
     await writeFile(file, 'abc');
   });

@@ -4,6 +4,7 @@
  * Admission: at most BENCHMARK_MAX_ACTIVE runs queued or running, and only for an architecture
  * whose worker reported within BENCHMARK_WORKER_TIMEOUT_SECONDS (this process's worker does).
  */
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { benchmarkQueueName } from '@hashq/bench';
@@ -52,6 +53,29 @@ interface RunBody {
     machine: { arch: string; counter: string; counterHz: number };
     series: Array<{ provider: string; algorithm: string }>;
   };
+}
+
+/**
+ * The report renders under its Content-Security-Policy: no script at all, and every inline
+ * <style> allowed by its SHA-256 hash (computed here with Node's crypto), no 'unsafe-inline', no
+ * style attribute (a hash does not cover those) and no event handler attribute.
+ */
+function expectStrictPolicy(res: request.Response): void {
+  const directives = new Map(
+    (res.headers['content-security-policy'] as string)
+      .split(';')
+      .map((d) => d.trim().split(/\s+/))
+      .map(([name, ...values]) => [name, values]),
+  );
+  expect(directives.get('default-src')).toEqual(["'none'"]);
+  expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+  expect(directives.has('script-src')).toBe(false); // default-src 'none': no script may run
+  const styles = [...res.text.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1]);
+  expect(styles.length).toBeGreaterThan(0);
+  expect(directives.get('style-src')).toEqual(
+    styles.map((css) => `'sha256-${createHash('sha256').update(css).digest('base64')}'`),
+  );
+  expect(res.text).not.toMatch(/<script|\sstyle=|\son[a-z]+=/i);
 }
 
 describe('benchmarks API → queue → worker → PostgreSQL → report', () => {
@@ -153,6 +177,7 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     expect(html).toContain('<dl class="machine">');
     expect(html).toContain('<h3>576 bytes</h3>');
     expect(html).toContain('long messages (slope 16384→65536 bytes)');
+    expectStrictPolicy(res);
   });
 
   it('lists runs and compares two of them with ratios', async () => {
@@ -168,6 +193,7 @@ describe('benchmarks API → queue → worker → PostgreSQL → report', () => 
     expect(res.text).toContain(second);
     expect(res.text).toContain('B ÷ A');
     expect(res.text.match(/<table class="compare">/g)).toHaveLength(LENGTHS.length + 1);
+    expectStrictPolicy(res);
   });
 
   it('refuses bad requests with a client error', async () => {

@@ -6,18 +6,32 @@
  *   await request(app.getHttpServer()).get('/health').expect(200);
  *   await app.close();  // before env.cleanup()
  */
-import type { INestApplication } from '@nestjs/common';
+import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
+import type { Logger } from 'pino';
 
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/app.setup';
 import { createTestEnv, type TestEnv } from './env';
 
-export async function createApiApp(env: TestEnv): Promise<INestApplication> {
+export interface ApiAppOptions {
+  /** The app's logger (e.g. one writing to a sink the test reads); default: LOG_LEVEL's. */
+  logger?: Logger;
+  /** Modules beside AppModule (e.g. a stand-in for the authentication guard). */
+  imports?: Array<Type | DynamicModule>;
+}
+
+export async function createApiApp(
+  env: TestEnv,
+  options: ApiAppOptions = {},
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forRoot({ env: env.env })],
+    imports: [
+      AppModule.forRoot({ env: env.env, logger: options.logger }),
+      ...(options.imports ?? []),
+    ],
   }).compile();
   const app = moduleRef.createNestApplication<NestExpressApplication>({
     logger: false,
@@ -36,8 +50,10 @@ export interface ApiTestbed {
   close(): Promise<void>;
 }
 
-export async function createApiTestbed(): Promise<ApiTestbed> {
-  const env = await createTestEnv();
+export async function createApiTestbed(
+  overrides: Record<string, string> = {},
+): Promise<ApiTestbed> {
+  const env = await createTestEnv(overrides);
   let app: INestApplication | undefined;
   const db = new Client({ connectionString: env.databaseUrl });
   const close = async () => {

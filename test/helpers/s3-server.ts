@@ -32,7 +32,7 @@ export interface TestS3Server {
 
 /** The remote-source settings of a client of `server` (path style, its credentials), `env` over them. */
 export function s3ClientConfig(
-  server: TestS3Server,
+  server: Pick<TestS3Server, 'endpoint'>,
   env: Record<string, string> = {},
 ): RemoteConfig {
   return remoteConfig(

@@ -9,6 +9,7 @@ import { DigestSessionsModule } from './digest-sessions/digest-sessions.module';
 import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { ThrottleModule } from './throttle/throttle.module';
 
 /** The REST API: configuration, PostgreSQL, the BullMQ producer, and one module per feature. */
 @Module({})
@@ -26,6 +27,7 @@ export class AppModule {
         HealthModule,
         MetricsModule,
         DigestSessionsModule,
+        ThrottleModule,
       ],
     };
   }

@@ -1,54 +1,42 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-
-import { HASHQ_LOGGER } from '@hashq/config';
-import type {
-  NestExpressApplication,
-  NestExpressBodyParserOptionsFor,
-} from '@nestjs/platform-express';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Logger } from 'pino';
 
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { useJsonBodyParsers } from './common/body-limits';
 import { answerClientErrorsInJson } from './common/client-errors';
+import { boundHttpServer } from './common/http-server';
+import { requestId } from './common/request-id.middleware';
 import { requestLogger } from './common/request-logger.middleware';
+import { securityHeaders } from './common/security-headers';
 import { createValidationPipe } from './common/validation.pipe';
 import { FileSourceDto } from './jobs/dto/create-job.dto';
+import { RateLimitGuard } from './throttle/rate-limit.guard';
+
+const DOCS_PATH = 'docs';
 
 /**
- * body-parser's verify hook, which gets the charset body-parser is about to decode with: JSON is
- * UTF-8 (RFC 8259, section 8.1), so utf-16, utf-7 and the like are a 415 instead of decoded.
- */
-function utf8Only(
-  _req: IncomingMessage,
-  _res: ServerResponse,
-  _body: Buffer,
-  charset: string,
-): void {
-  if (charset.toLowerCase() !== 'utf-8') {
-    throw Object.assign(
-      new Error(`unsupported charset "${charset.toUpperCase()}": JSON bodies are UTF-8`),
-      {
-        status: 415,
-        type: 'charset.unsupported',
-      },
-    );
-  }
-}
-
-/**
- * Everything main.ts and the e2e tests both need on the app: logging, errors, validation, /docs.
+ * Everything main.ts and the e2e tests both need on the app: request ids, security headers,
+ * logging, body limits, errors, validation, rate limits, server timeouts, /docs.
  * The app is created with `bodyParser: false`: JSON is the only body format parsed (a form-encoded
  * or text body parses to nothing and fails validation).
  */
 export function configureApp(app: NestExpressApplication): NestExpressApplication {
   const logger = app.get<Logger>(HASHQ_LOGGER);
+  const config = app.get<HashqConfig>(HASHQ_CONFIG);
   app.disable('x-powered-by');
-  answerClientErrorsInJson(app.getHttpServer());
+  boundHttpServer(app.getHttpServer(), config.http);
+  answerClientErrorsInJson(app.getHttpServer(), logger);
+  app.use(requestId());
+  app.use(securityHeaders(DOCS_PATH));
   app.use(requestLogger(logger));
-  // Nest's type leaves out `verify` because its rawBody option sets one; this app does not use rawBody.
-  app.useBodyParser('json', { verify: utf8Only } as NestExpressBodyParserOptionsFor<'json'>);
+  useJsonBodyParsers(app, config);
   app.useGlobalFilters(new AllExceptionsFilter(logger));
   app.useGlobalPipes(createValidationPipe());
+  // After the APP_GUARDs (authentication sets the principal it counts by): they were added when
+  // the module was compiled, before this.
+  app.useGlobalGuards(app.get(RateLimitGuard));
   app.enableShutdownHooks();
 
   const document = SwaggerModule.createDocument(
@@ -63,6 +51,6 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
       .build(),
     { extraModels: [FileSourceDto] },
   );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: `${DOCS_PATH}/json` });
   return app;
 }

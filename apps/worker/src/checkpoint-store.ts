@@ -21,6 +21,8 @@ export interface FinalResult {
   totalBytes: number;
   bytesRead: number;
   error?: JobError;
+  /** The version read, when no start() recorded it (a job that one read covers). */
+  sourceVersion?: SourceVersion;
 }
 
 /** OutageRetryPolicy whose callbacks also learn the job. */
@@ -185,7 +187,7 @@ export class CheckpointStore {
     await this.fenced(
       job,
       `status = $3, digests = $4, total_bytes = $5, bytes_done = $5, checkpoint_offset = $5, bytes_read = $6,
-       error_code = $7, error_message = $8, error_details = $9,
+       error_code = $7, error_message = $8, error_details = $9, source_version = coalesce($10, source_version),
        finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
       [
         result.status,
@@ -195,6 +197,7 @@ export class CheckpointStore {
         result.error?.code ?? null,
         result.error?.message ?? null,
         result.error?.details === undefined ? null : JSON.stringify(result.error.details),
+        result.sourceVersion === undefined ? null : JSON.stringify(result.sourceVersion),
       ],
     );
   }

@@ -95,14 +95,19 @@ export class HashRun {
     this.timings.mark('opened');
     this.bytesRead += opened.discardedBytes ?? 0; // re-sent by a server that ignored Range, skipped
     try {
-      const { cancelRequested } = await this.store.start(this.job, {
-        totalBytes: opened.size,
-        sourceVersion: opened.version,
-      });
-      this.timings.mark('started');
-      if (cancelRequested) return await this.cancel();
+      // A fresh job that one read covers (small files) skips the start write: its final write
+      // records the size and version instead, so the job costs two statements, lease and finish.
+      const oneRead = !resuming && opened.size !== null && opened.size <= this.settings.chunkBytes;
+      if (!oneRead) {
+        const { cancelRequested } = await this.store.start(this.job, {
+          totalBytes: opened.size,
+          sourceVersion: opened.version,
+        });
+        this.timings.mark('started');
+        if (cancelRequested) return await this.cancel();
+      }
       const hashers = s3Checksum?.attach(base, opened) ?? base;
-      this.log.info(
+      this.log[oneRead ? 'debug' : 'info'](
         { offset: this.position, totalBytes: opened.size, resumed: resuming },
         resuming ? 'resuming from checkpoint' : 'starting',
       );
@@ -333,6 +338,7 @@ export class HashRun {
       totalBytes: opened.size ?? this.position,
       bytesRead: this.bytesRead,
       error,
+      sourceVersion: opened.version,
     });
     this.timings.mark('finished');
     const status = error ? 'failed' : 'succeeded';

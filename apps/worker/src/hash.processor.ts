@@ -12,13 +12,17 @@ import type { Logger } from 'pino';
 import { CheckpointStore } from './checkpoint-store';
 import { HashRun, type RunOutcome } from './hash-run';
 import { classifyError, LeaseLostError } from './job-errors';
+import { JobSlots } from './job-slots';
 import { WorkerMetrics } from './worker-metrics';
 
 /** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
 function workerOptions() {
-  const { workerConcurrency, worker: settings } = loadConfig();
+  const { workerConcurrency, workerSmallJobConcurrency, worker: settings } = loadConfig();
   return {
-    concurrency: workerConcurrency,
+    concurrency: JobSlots.fetchLimit({
+      small: workerSmallJobConcurrency,
+      large: workerConcurrency,
+    }),
     lockDuration: settings.lockDurationMs,
     stalledInterval: settings.stalledIntervalMs,
     maxStalledCount: settings.maxStalledCount,
@@ -35,6 +39,7 @@ function workerOptions() {
 export class HashProcessor extends WorkerHost implements BeforeApplicationShutdown {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   private draining = false;
+  private readonly slots: JobSlots;
 
   constructor(
     private readonly jobs: JobsRepository,
@@ -45,14 +50,37 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     private readonly metrics: WorkerMetrics,
   ) {
     super();
+    const limits = {
+      small: config.workerSmallJobConcurrency,
+      large: config.workerConcurrency,
+      smallJobBytes: config.chunkBytes,
+    };
+    this.slots = new JobSlots(limits, (jobs) => (this.worker.concurrency = jobs));
   }
 
   async process(
     job: Job<HashJobData>,
     token?: string,
   ): Promise<{ status: RunOutcome | 'skipped' }> {
-    const jobId = job.data.jobId ?? job.id;
     if (this.draining) return this.moveBackToWait(job, token);
+    const free = this.slots.take(job.data.totalBytes);
+    if (!free) {
+      this.log.debug({ bullJobId: job.id }, 'every large-job slot is taken: job handed back');
+      return this.moveBackToWait(job, token);
+    }
+    try {
+      return await this.run(job, token);
+    } finally {
+      free();
+    }
+  }
+
+  /** Lease, hash, record: one attempt at the job. */
+  private async run(
+    job: Job<HashJobData>,
+    token: string | undefined,
+  ): Promise<{ status: RunOutcome | 'skipped' }> {
+    const jobId = job.data.jobId ?? job.id;
     const maxAttempts = this.config.maxJobAttempts;
     const leased = await this.jobs.lease(jobId, this.owner, this.config.leaseSeconds, maxAttempts);
     if (!leased) {

@@ -1,7 +1,12 @@
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, HashqConfigModule } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { DatabaseModule, isConnectionError, pgErrorSummary } from '@hashq/database';
-import { bullRootModule, JobStoreModule, QueueReconcilerModule } from '@hashq/jobs';
+import {
+  bullRootModule,
+  JobStoreModule,
+  QueueReconcilerModule,
+  TenantStoreModule,
+} from '@hashq/jobs';
 import { FileRoots, remoteConfig, SourceFactory } from '@hashq/sources';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -11,6 +16,7 @@ import type { DataSource } from 'typeorm';
 import { BenchmarkModule } from './benchmark/benchmark.module';
 import { CheckpointStore } from './checkpoint-store';
 import { HashProcessor } from './hash.processor';
+import { TenantSlots } from './tenant-slots';
 import { WorkerMetrics } from './worker-metrics';
 
 @Module({})
@@ -24,6 +30,7 @@ export class WorkerModule {
         bullRootModule('consumer'),
         JobStoreModule,
         QueueReconcilerModule,
+        TenantStoreModule,
         BenchmarkModule,
       ],
       providers: [
@@ -72,6 +79,7 @@ export class WorkerModule {
         },
         WorkerMetrics,
         HashProcessor,
+        TenantSlots,
       ],
     };
   }

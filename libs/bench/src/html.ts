@@ -2,6 +2,8 @@
  * The HTML report: a self-contained page (inline CSS and SVG, no scripts, no
  * external requests) in the manner of an eBASH result page.
  */
+import { createHash } from 'node:crypto';
+
 import { loadU54Reference, type Reference } from './reference';
 import { fmt, keyTitle, seriesName, type TableKey, tableKeys, tableRows } from './tables';
 import type { BenchmarkRun, SeriesResult } from './types';
@@ -23,6 +25,14 @@ td.name,th.name{text-align:left}td.spread{color:#c0392b;font-weight:700}tr.ref t
 tr.other td{color:#5b6475}.tables h3{margin-bottom:.2rem}
 figure{margin:0}svg text{font:11px system-ui,sans-serif;fill:#3b4252}.note{color:#5b6475;font-size:.9em}
 .faster{color:#1e7b34}.slower{color:#c0392b}`;
+
+/**
+ * The Content-Security-Policy the report is served with: nothing may load or run but its one
+ * inline <style>, allowed by its hash (no 'unsafe-inline'); no scripts at all, no framing.
+ */
+export const REPORT_CONTENT_SECURITY_POLICY =
+  `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; ` +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 function page(title: string, body: string): string {
   return (

@@ -68,6 +68,7 @@ describe('loadConfig', () => {
       CHECKPOINT_BYTES: '1048576',
       CHECKPOINT_SECONDS: '2',
       WORKER_CONCURRENCY: '3',
+      WORKER_SMALL_JOB_CONCURRENCY: '24',
       LEASE_SECONDS: '60',
       WORKER_METRICS_PORT: '0',
       RECONCILE_SECONDS: '5',
@@ -82,6 +83,14 @@ describe('loadConfig', () => {
       DIGEST_SESSION_EXPIRES_SECONDS: '600',
       DIGEST_SESSION_CLEANUP_SECONDS: '10',
       DIGEST_SESSION_MAX_BYTES: '1073741824',
+      HASHQ_RATE_LIMIT: '100',
+      HASHQ_RATE_LIMIT_WINDOW_MS: '1000',
+      HASHQ_RATE_LIMIT_TENANTS: ' gold:1000, free:0,',
+      API_HEADERS_TIMEOUT_MS: '2000',
+      API_REQUEST_TIMEOUT_MS: '0',
+      API_KEEP_ALIVE_TIMEOUT_MS: '700',
+      API_JSON_MAX_BYTES: '2048',
+      BATCH_MANIFEST_MAX_BYTES: '1048576',
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_MAX_STALLED_COUNT: '0',
@@ -111,6 +120,7 @@ describe('loadConfig', () => {
       checkpointBytes: 1048576,
       checkpointSeconds: 2,
       workerConcurrency: 3,
+      workerSmallJobConcurrency: 24,
       leaseSeconds: 60,
       workerMetricsPort: 0,
       reconcileSeconds: 5,
@@ -128,6 +138,21 @@ describe('loadConfig', () => {
       digestSessionExpiresSeconds: 600,
       digestSessionCleanupSeconds: 10,
       digestSessionMaxBytes: 1073741824,
+      rateLimit: {
+        limit: 100,
+        windowMs: 1000,
+        tenantLimits: new Map([
+          ['gold', 1000],
+          ['free', 0],
+        ]),
+      },
+      http: {
+        headersTimeoutMs: 2000,
+        requestTimeoutMs: 0,
+        keepAliveTimeoutMs: 700,
+        jsonMaxBytes: 2048,
+      },
+      batchManifestMaxBytes: 1048576,
       worker: {
         lockDurationMs: 2000,
         stalledIntervalMs: 1000,
@@ -149,6 +174,34 @@ describe('loadConfig', () => {
       },
       logLevel: 'debug',
     });
+  });
+
+  it('has API limits that hold a slow client to seconds and a JSON body to 64 KiB', () => {
+    expect(loadConfig(KEYS)).toMatchObject({
+      rateLimit: { limit: 6000, windowMs: 60_000, tenantLimits: new Map() },
+      http: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 300_000,
+        keepAliveTimeoutMs: 5_000,
+        jsonMaxBytes: 65_536,
+      },
+      batchManifestMaxBytes: 16 * 1024 * 1024,
+    });
+  });
+
+  it.each([
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'gold' }, /"gold" is not tenant:limit/],
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'a:1,a:2' }, /tenant "a" appears twice/],
+    [{ HASHQ_RATE_LIMIT_TENANTS: 'a b:1' }, /"a b:1" is not tenant:limit/],
+    [{ HASHQ_RATE_LIMIT: '-1' }, /HASHQ_RATE_LIMIT must be an integer/],
+    [{ HASHQ_RATE_LIMIT_WINDOW_MS: '10' }, /HASHQ_RATE_LIMIT_WINDOW_MS must be an integer/],
+    [
+      { API_HEADERS_TIMEOUT_MS: '20000', API_REQUEST_TIMEOUT_MS: '10000' },
+      /API_REQUEST_TIMEOUT_MS \(10000\) must be 0 or at least API_HEADERS_TIMEOUT_MS/,
+    ],
+    [{ API_JSON_MAX_BYTES: '10' }, /API_JSON_MAX_BYTES must be an integer/],
+  ])('refuses API limits %j', (env, problem) => {
+    expect(() => loadConfig({ ...KEYS, ...env })).toThrow(problem);
   });
 
   it('takes the S3 region from AWS_REGION when S3_REGION is unset', () => {
@@ -291,6 +344,8 @@ describe('loadConfig', () => {
       ['WORKER_SHUTDOWN_TIMEOUT_MS', '60001'],
       ['PG_OUTAGE_MAX_SECONDS', '86401'],
       ['PG_OUTAGE_MAX_SECONDS', '-1'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '0'],
+      ['WORKER_SMALL_JOB_CONCURRENCY', '257'],
     ]) {
       expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`${name} must be an integer`));
     }

@@ -14,6 +14,8 @@ export interface HashqConfig {
   checkpointBytes: number;
   checkpointSeconds: number;
   workerConcurrency: number;
+  /** Worker only: small jobs (one read) at once; at least workerConcurrency. */
+  workerSmallJobConcurrency: number;
   leaseSeconds: number;
   /** Worker only: port of its Prometheus endpoint (GET /metrics); 0 disables it. */
   workerMetricsPort: number;
@@ -52,6 +54,12 @@ export interface HashqConfig {
   digestSessionCleanupSeconds: number;
   /** API: the largest digest session, bytes (tus `Tus-Max-Size`). */
   digestSessionMaxBytes: number;
+  /** API: per-key rate limits (README "Limits and hardening"). */
+  rateLimit: RateLimitSettings;
+  /** API: time and size bounds of the HTTP server and its request bodies. */
+  http: HttpServerSettings;
+  /** API: BATCH_MANIFEST_MAX_BYTES, the largest JSON body of the batch routes (inline manifests). */
+  batchManifestMaxBytes: number;
   /** Worker only: BullMQ's stall detection, the shutdown deadline and PostgreSQL outages. */
   worker: WorkerSettings;
   /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
@@ -63,6 +71,28 @@ export interface HashqConfig {
 export interface StateKey {
   id: string;
   key: Buffer;
+}
+
+/** Per-key rate limits of the API, counted in Redis so they hold across API instances. */
+export interface RateLimitSettings {
+  /** HASHQ_RATE_LIMIT: requests one key (or one client address without a key) may make per window; 0 = off. */
+  limit: number;
+  /** HASHQ_RATE_LIMIT_WINDOW_MS: the length of a window. */
+  windowMs: number;
+  /** HASHQ_RATE_LIMIT_TENANTS: `tenant:limit` entries; the keys of such a tenant get that limit instead. */
+  tenantLimits: ReadonlyMap<string, number>;
+}
+
+/** Bounds of the API's HTTP server: a slow or silent client cannot hold a connection. */
+export interface HttpServerSettings {
+  /** API_HEADERS_TIMEOUT_MS: the request line and headers must arrive within this (408). */
+  headersTimeoutMs: number;
+  /** API_REQUEST_TIMEOUT_MS: the whole request, body included, must arrive within this (408); 0 = no bound. */
+  requestTimeoutMs: number;
+  /** API_KEEP_ALIVE_TIMEOUT_MS: an idle kept-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** API_JSON_MAX_BYTES: the largest JSON body of the routes without a limit of their own (413). */
+  jsonMaxBytes: number;
 }
 
 /** Worker-only settings; apps/worker/README.md explains these values. */
@@ -141,6 +171,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     CHECKPOINT_BYTES: String(64 * 1024 * 1024),
     CHECKPOINT_SECONDS: '5',
     WORKER_CONCURRENCY: '1',
+    WORKER_SMALL_JOB_CONCURRENCY: '16',
     LEASE_SECONDS: '30',
     WORKER_METRICS_PORT: '9464',
     RECONCILE_SECONDS: '30',
@@ -155,6 +186,14 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     DIGEST_SESSION_EXPIRES_SECONDS: '86400',
     DIGEST_SESSION_CLEANUP_SECONDS: '60',
     DIGEST_SESSION_MAX_BYTES: String(2 ** 40),
+    HASHQ_RATE_LIMIT: '6000',
+    HASHQ_RATE_LIMIT_WINDOW_MS: '60000',
+    HASHQ_RATE_LIMIT_TENANTS: '',
+    API_HEADERS_TIMEOUT_MS: '10000',
+    API_REQUEST_TIMEOUT_MS: '300000',
+    API_KEEP_ALIVE_TIMEOUT_MS: '5000',
+    API_JSON_MAX_BYTES: String(64 * 1024),
+    BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     WORKER_LOCK_DURATION_MS: '60000',
     WORKER_STALLED_INTERVAL_MS: '30000',
     WORKER_MAX_STALLED_COUNT: '10',
@@ -186,6 +225,7 @@ export type EnvName =
   | 'CHECKPOINT_BYTES'
   | 'CHECKPOINT_SECONDS'
   | 'WORKER_CONCURRENCY'
+  | 'WORKER_SMALL_JOB_CONCURRENCY'
   | 'LEASE_SECONDS'
   | 'WORKER_METRICS_PORT'
   | 'RECONCILE_SECONDS'
@@ -200,6 +240,14 @@ export type EnvName =
   | 'DIGEST_SESSION_EXPIRES_SECONDS'
   | 'DIGEST_SESSION_CLEANUP_SECONDS'
   | 'DIGEST_SESSION_MAX_BYTES'
+  | 'HASHQ_RATE_LIMIT'
+  | 'HASHQ_RATE_LIMIT_WINDOW_MS'
+  | 'HASHQ_RATE_LIMIT_TENANTS'
+  | 'API_HEADERS_TIMEOUT_MS'
+  | 'API_REQUEST_TIMEOUT_MS'
+  | 'API_KEEP_ALIVE_TIMEOUT_MS'
+  | 'API_JSON_MAX_BYTES'
+  | 'BATCH_MANIFEST_MAX_BYTES'
   | 'WORKER_LOCK_DURATION_MS'
   | 'WORKER_STALLED_INTERVAL_MS'
   | 'WORKER_MAX_STALLED_COUNT'
@@ -306,6 +354,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     checkpointBytes: int('CHECKPOINT_BYTES', 4096),
     checkpointSeconds: int('CHECKPOINT_SECONDS', 1, 86400),
     workerConcurrency: int('WORKER_CONCURRENCY', 1, 256),
+    workerSmallJobConcurrency: int('WORKER_SMALL_JOB_CONCURRENCY', 1, 256),
     leaseSeconds: int('LEASE_SECONDS', 5, 86400),
     workerMetricsPort: int('WORKER_METRICS_PORT', 0, 65535),
     reconcileSeconds: int('RECONCILE_SECONDS', 1, 86400),
@@ -320,6 +369,18 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     digestSessionExpiresSeconds: int('DIGEST_SESSION_EXPIRES_SECONDS', 1, 365 * 86400),
     digestSessionCleanupSeconds: int('DIGEST_SESSION_CLEANUP_SECONDS', 1, 86400),
     digestSessionMaxBytes: int('DIGEST_SESSION_MAX_BYTES', 1),
+    rateLimit: {
+      limit: int('HASHQ_RATE_LIMIT', 0, 1_000_000_000),
+      windowMs: int('HASHQ_RATE_LIMIT_WINDOW_MS', 100, 86_400_000),
+      tenantLimits: parseTenantLimits(raw('HASHQ_RATE_LIMIT_TENANTS'), problems),
+    },
+    http: {
+      headersTimeoutMs: int('API_HEADERS_TIMEOUT_MS', 100, 600_000),
+      requestTimeoutMs: int('API_REQUEST_TIMEOUT_MS', 0, 86_400_000),
+      keepAliveTimeoutMs: int('API_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000),
+      jsonMaxBytes: int('API_JSON_MAX_BYTES', 1024, 1024 ** 3),
+    },
+    batchManifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 ** 3),
     worker: {
       lockDurationMs: int('WORKER_LOCK_DURATION_MS', 1_000, 3_600_000),
       stalledIntervalMs: int('WORKER_STALLED_INTERVAL_MS', 500, 3_600_000),
@@ -335,8 +396,31 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     },
     logLevel,
   };
+  const { headersTimeoutMs, requestTimeoutMs } = config.http;
+  if (requestTimeoutMs > 0 && requestTimeoutMs < headersTimeoutMs) {
+    problems.push(
+      `API_REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be 0 or at least API_HEADERS_TIMEOUT_MS (${headersTimeoutMs})`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** HASHQ_RATE_LIMIT_TENANTS: comma-separated `tenant:limit` entries, each tenant once. */
+function parseTenantLimits(text: string, problems: string[]): Map<string, number> {
+  const limits = new Map<string, number>();
+  for (const entry of text.split(',').map((item) => item.trim())) {
+    if (entry === '') continue;
+    const match = /^([A-Za-z0-9_.-]{1,128}):(\d{1,10})$/.exec(entry);
+    if (!match) {
+      problems.push(`HASHQ_RATE_LIMIT_TENANTS: "${entry}" is not tenant:limit (a whole number)`);
+    } else if (limits.has(match[1])) {
+      problems.push(`HASHQ_RATE_LIMIT_TENANTS: tenant "${match[1]}" appears twice`);
+    } else {
+      limits.set(match[1], Number(match[2]));
+    }
+  }
+  return limits;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { setImmediate as tick } from 'node:timers/promises';
 
-import { createLogger } from './logger';
+import { createLogger, logContext } from './logger';
 
 /** A destination that keeps what it is given, split into lines. */
 class Sink extends Writable {
@@ -55,5 +55,46 @@ describe('createLogger', () => {
     expect(Number(match![2])).toBe(process.pid);
     expect(fields).toEqual(['    jobId: "j1"', '    states: "[redacted]"']);
     expect(out.lines().join('\n')).not.toContain('secret');
+  });
+});
+
+describe('createLogger: secrets and request context', () => {
+  it('redacts credentials at the top level and two levels down', async () => {
+    const out = new Sink();
+    const log = createLogger('api', 'info', { isTTY: false, destination: out });
+    log.info(
+      {
+        authorization: 'Bearer hq_a_s1',
+        req: { headers: { authorization: 'Bearer hq_b_s2', cookie: 'c=s3' } },
+        key: { apiKey: 'hq_c_s4', secret: 's5', token: 's6' },
+      },
+      'request',
+    );
+    await tick();
+    const text = out.lines().join('\n');
+    for (const secret of ['s1', 's2', 's3', 's4', 's5', 's6']) expect(text).not.toContain(secret);
+    expect(JSON.parse(text)).toMatchObject({
+      authorization: '[redacted]',
+      req: { headers: { authorization: '[redacted]', cookie: '[redacted]' } },
+      key: { apiKey: '[redacted]', secret: '[redacted]', token: '[redacted]' },
+    });
+  });
+
+  it('adds the fields of logContext to every line written inside it, and only there', async () => {
+    const out = new Sink();
+    const log = createLogger('api', 'info', { isTTY: false, destination: out });
+    await logContext.run({ requestId: 'r-1' }, async () => {
+      log.info('inside');
+      await tick();
+      log.child({ jobId: 'j1' }).info('inside, later');
+    });
+    log.info('outside');
+    await tick();
+    const lines = out.lines().map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map((line) => [line.msg, line.requestId])).toEqual([
+      ['inside', 'r-1'],
+      ['inside, later', 'r-1'],
+      ['outside', undefined],
+    ]);
   });
 });

@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 import { build as prettyStream } from 'pino-pretty';
@@ -15,9 +17,37 @@ export interface LogOutput {
 const PRETTY_TIME = "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'";
 
 /**
+ * Fields that every line logged within one unit of work carries, whichever logger writes it: the
+ * API runs each request in `logContext.run({ requestId }, …)`, so a service's line has the id too.
+ */
+export const logContext = new AsyncLocalStorage<Readonly<Record<string, unknown>>>();
+
+/**
+ * Fields never written, at the top level or two levels down: hash states (a plaintext tail of the
+ * input), credentials (an `Authorization` header, a cookie, an API key or its secret, a token),
+ * and the parameters of a failed SQL query (TypeORM's QueryFailedError carries them: a request's
+ * data, a state, a key's hash).
+ */
+const SECRET_FIELDS = [
+  'state',
+  'states',
+  'authorization',
+  'cookie',
+  'apiKey',
+  'secret',
+  'token',
+  'parameters',
+];
+export const REDACTED_PATHS = SECRET_FIELDS.flatMap((field) => [
+  field,
+  `*.${field}`,
+  `*.*.${field}`,
+]);
+
+/**
  * The log of a service: one JSON object per line, or readable lines (pino-pretty) on a terminal.
- * `name` (api, worker, …) is on every line; hash states are never logged, and `state`/`states`
- * keys are redacted in case one ever is.
+ * `name` (api, worker, …) is on every line, and the fields of `logContext`; REDACTED_PATHS are
+ * replaced by "[redacted]" in case one is ever logged.
  */
 export function createLogger(name: string, level: LogLevel, output: LogOutput = {}): Logger {
   const isTTY = output.isTTY ?? Boolean(process.stdout.isTTY);
@@ -26,7 +56,8 @@ export function createLogger(name: string, level: LogLevel, output: LogOutput = 
     level,
     base: { pid: process.pid, service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: ['state', 'states', '*.state', '*.states'], censor: '[redacted]' },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    mixin: () => logContext.getStore() ?? {},
   };
   if (!isTTY) return output.destination ? pino(options, output.destination) : pino(options);
   const pretty = prettyStream({

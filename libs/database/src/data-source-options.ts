@@ -8,6 +8,8 @@ import { BenchmarkWorkers1764900000000 } from '../../../migrations/1764900000000
 import { CreateDigestSessions1764950000000 } from '../../../migrations/1764950000000-CreateDigestSessions';
 import { sealJobStatesMigration } from '../../../migrations/1796300000000-SealJobStates';
 import { sealSessionStatesMigration } from '../../../migrations/1796400000000-SealSessionStates';
+import { CreateTenants1796500000000 } from '../../../migrations/1796500000000-CreateTenants';
+import { TenantLimits1796700000000 } from '../../../migrations/1796700000000-TenantLimits';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
@@ -27,6 +29,8 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     CreateDigestSessions1764950000000,
     sealJobStatesMigration(sealer),
     sealSessionStatesMigration(sealer),
+    CreateTenants1796500000000,
+    TenantLimits1796700000000,
   ];
 }
 

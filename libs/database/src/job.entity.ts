@@ -34,7 +34,19 @@ export class JobEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   options: JobOptions;
 
-  @Column({ name: 'idempotency_key', type: 'text', nullable: true, unique: true })
+  /** The owner (tenants.id); `default` for local use without keys. */
+  @Column({ name: 'tenant_id', type: 'text', default: 'default' })
+  tenantId: string;
+
+  /**
+   * Admission under the tenant's max_running_jobs (docs/tenants.md): null when the tenant had no
+   * limit at submission, 'held' while waiting for a slot (not in BullMQ), 'admitted' once it has one.
+   */
+  @Column({ type: 'text', nullable: true })
+  admission: 'held' | 'admitted' | null;
+
+  /** Unique per tenant (jobs_tenant_idempotency_key_key). */
+  @Column({ name: 'idempotency_key', type: 'text', nullable: true })
   idempotencyKey: string | null;
 
   @Column({ name: 'request_hash', type: 'text', nullable: true })

@@ -1,7 +1,9 @@
+export * from './admission-sweeper';
 export * from './attempts';
 export * from './bull-root';
 export * from './digest-value';
 export * from './hash-queue.module';
+export * from './job-admission';
 export * from './job-options';
 export * from './job-status';
 export * from './job-store.module';
@@ -13,4 +15,6 @@ export * from './queue-reconciler';
 export * from './queue-reconciler.module';
 export * from './redis';
 export * from './source-ref';
+export * from './tenant-store.module';
+export * from './tenants.repository';
 export * from './with-timeout';

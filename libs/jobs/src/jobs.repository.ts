@@ -10,10 +10,18 @@ import { JOB_STATUSES, JobStatus } from './job-status';
 import { ENQUEUE_REFUSED } from './queue';
 import type { SourceRef } from './source-ref';
 
-/** Queued, or running under a lease that is not alive (its worker stopped renewing it). */
-const DISPATCHABLE = `(status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now())))`;
+/** The tenant of rows made before tenants existed, and of local use without keys. */
+export const DEFAULT_TENANT = 'default';
+
+/**
+ * Queued, or running under a lease that is not alive (its worker stopped renewing it); never a job
+ * held for a slot of its tenant (JobAdmission enqueues it when it is admitted).
+ */
+const DISPATCHABLE = `(admission IS DISTINCT FROM 'held' AND (status = 'queued' OR (status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < now()))))`;
 
 export interface NewJob {
+  /** The owning tenant; `default` when not given. */
+  tenantId?: string;
   source: SourceRef;
   algorithms: string[];
   options: JobOptions;
@@ -81,12 +89,13 @@ export class JobsRepository {
     this.jobs = dataSource.getRepository(JobEntity);
   }
 
+  /** One statement for a new job (the row comes back with it); a second one for a key seen before. */
   async insert(job: NewJob): Promise<InsertResult> {
-    const rows: { id: string }[] = await this.dataSource.query(
-      `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash)
-       VALUES ('queued', $1, $2, $3, $4, $5, $6)
-       ON CONFLICT (idempotency_key) DO NOTHING
-       RETURNING id`,
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
+       VALUES ('queued', $1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+       RETURNING *`,
       [
         JSON.stringify(job.source),
         job.algorithms,
@@ -94,17 +103,29 @@ export class JobsRepository {
         job.totalBytes,
         job.idempotencyKey ?? null,
         job.requestHash ?? null,
+        job.tenantId ?? DEFAULT_TENANT,
       ],
     );
-    if (rows.length === 1) {
-      return { kind: 'created', job: await this.jobs.findOneByOrFail({ id: rows[0].id }) };
-    }
-    const existing = await this.jobs.findOneByOrFail({ idempotencyKey: job.idempotencyKey });
+    if (rows.length === 1) return { kind: 'created', job: this.hydrate(rows[0]) };
+    const existing = await this.jobs.findOneByOrFail({
+      tenantId: job.tenantId ?? DEFAULT_TENANT,
+      idempotencyKey: job.idempotencyKey,
+    });
     return {
       kind: 'existing',
       job: existing,
       sameRequest: existing.requestHash === job.requestHash,
     };
+  }
+
+  /** A raw jobs row as TypeORM would load it (column names to properties, transformers applied). */
+  private hydrate(row: Record<string, unknown>): JobEntity {
+    const job = this.jobs.create();
+    for (const column of this.jobs.metadata.columns) {
+      const value = this.dataSource.driver.prepareHydratedValue(row[column.databaseName], column);
+      column.setEntityValue(job, value);
+    }
+    return job;
   }
 
   findById(id: string): Promise<JobEntity | null> {
@@ -243,18 +264,27 @@ export class JobsRepository {
 
   /**
    * The job if it is still dispatchable (same condition as dispatchableIds), with its BullMQ
-   * priority and the leases it has taken.
+   * priority, its size when known, and the leases it has taken.
    */
-  async findDispatchable(
-    id: string,
-  ): Promise<{ id: string; priority?: number; attempts: number } | null> {
-    const rows: { id: string; options: JobOptions | null; attempts: number }[] =
-      await this.dataSource.query(
-        `SELECT id, options, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
-        [id],
-      );
+  async findDispatchable(id: string): Promise<{
+    id: string;
+    priority?: number;
+    totalBytes: number | null;
+    attempts: number;
+  } | null> {
+    const rows: {
+      id: string;
+      options: JobOptions | null;
+      total_bytes: string | null;
+      attempts: number;
+    }[] = await this.dataSource.query(
+      `SELECT id, options, total_bytes, attempts FROM jobs WHERE id = $1 AND ${DISPATCHABLE}`,
+      [id],
+    );
     if (rows.length === 0) return null;
-    return { id: rows[0].id, priority: rows[0].options?.priority, attempts: rows[0].attempts };
+    const [row] = rows;
+    const totalBytes = row.total_bytes === null ? null : Number(row.total_bytes);
+    return { id: row.id, priority: row.options?.priority, totalBytes, attempts: row.attempts };
   }
 
   /**

@@ -3,7 +3,7 @@ import { ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
 
 import type { JobsRepository } from './jobs.repository';
-import { ENQUEUE_REFUSED, type HashJobData, hashJobOptions } from './queue';
+import { ENQUEUE_REFUSED, type HashJobData, hashJobData, hashJobOptions } from './queue';
 import { TimeoutError, withTimeout } from './with-timeout';
 
 export interface ReconcilerOptions {
@@ -114,7 +114,7 @@ export class JobQueueReconciler {
       // A completed/failed (or orphaned) BullMQ job with this id would make add() a no-op (e.g. the
       // worker could not record the outcome in PostgreSQL): it goes, and the job is added afresh.
       if (existing) await this.redis(existing.remove());
-      const refusal = await this.add(id, job.priority);
+      const refusal = await this.add(id, job.priority, job.totalBytes);
       if (!refusal) {
         restored++;
       } else if (await this.jobs.failEnqueueRefused(id, refusal.message)) {
@@ -139,9 +139,14 @@ export class JobQueueReconciler {
    * fine (its options break BullMQ's rules); Redis trouble (no answer in time, an error reply such
    * as OOM or READONLY, no answer to a read right after) is thrown and ends the round, as before.
    */
-  private async add(id: string, priority?: number): Promise<Error | null> {
+  private async add(
+    id: string,
+    priority: number | undefined,
+    totalBytes: number | null,
+  ): Promise<Error | null> {
     try {
-      await this.redis(this.queue.add('hash', { jobId: id }, hashJobOptions(id, priority)));
+      const data = hashJobData(id, totalBytes);
+      await this.redis(this.queue.add('hash', data, hashJobOptions(id, priority)));
       return null;
     } catch (err) {
       if (err instanceof TimeoutError || err instanceof ReplyError || !(await this.redisAnswers()))

@@ -3,9 +3,19 @@ import { type JobsOptions, PRIORITY_LIMIT } from 'bullmq';
 /** The BullMQ queue that dispatches hash jobs (its keys live under QUEUE_PREFIX). */
 export const HASH_QUEUE = 'hash';
 
-/** Payload of a BullMQ hash job: only the id; everything else is read from PostgreSQL. */
+/**
+ * Payload of a BullMQ hash job: the id, and the size known at submission as a scheduling hint
+ * (a worker runs many small jobs at once); everything else is read from PostgreSQL.
+ */
 export interface HashJobData {
   jobId: string;
+  totalBytes?: number;
+  /** Set on a job admitted under its tenant's max_running_jobs: its end admits the tenant's next. */
+  tenantId?: string;
+}
+
+export function hashJobData(jobId: string, totalBytes: number | null): HashJobData {
+  return totalBytes === null ? { jobId } : { jobId, totalBytes };
 }
 
 /** Bounds of the `priority` field: BullMQ's own range (2^21 - 1 at most), 1 runs first; absent means "no priority". */

@@ -82,6 +82,30 @@ export class FileRoots {
     }
   }
 
+  /**
+   * The real path of the directory `requested`, resolved as openRegularFile resolves a file (one
+   * name at a time beneath a root, symlinks inside the roots only, the kernel's own name checked):
+   * what a directory batch lists from. Refusals carry only the requested path.
+   */
+  async resolveDirectory(requested: string): Promise<string> {
+    const { handle, path } = await openBeneath(
+      this.roots,
+      this.lexicalPathOf(requested),
+      requested,
+      'directory',
+    );
+    try {
+      const kernelPath = await readlink(descriptorLink(handle));
+      if (!this.roots.some((root) => isWithin(root.real, kernelPath)))
+        throw this.outside(requested);
+      return path;
+    } catch (err) {
+      throw err instanceof SourceError ? err : fsErrorToSourceError(err, requested);
+    } finally {
+      await handle.close();
+    }
+  }
+
   /** `requested` normalized, or a SourceError when it is relative, holds `..` or lies outside every root. */
   private lexicalPathOf(requested: string): string {
     if (!isAbsolute(requested) || requested.includes('\0')) {

@@ -2,6 +2,7 @@ export * from './file-roots';
 export * from './file-source';
 export * from './http-source';
 export * from './net-guard';
+export { isWithin } from './open-beneath';
 export * from './read-guard';
 export * from './remote-config';
 export * from './s3-source';

@@ -44,14 +44,16 @@ export function isWithin(root: string, candidate: string): boolean {
  * when absolute, from the root it names. A target outside every root, or a `..` above a root, is
  * refused before anything outside is looked up, so a directory swapped with a symlink during the walk
  * cannot lead out, and no errno of an outside path reaches the caller. `requested` names the job's
- * path in errors.
+ * path in errors. With `want` = 'directory' the path must name a directory (a root itself
+ * included), and `handle` is an O_PATH descriptor of it (it names the folder, it cannot read it).
  */
 export async function openBeneath(
   roots: readonly WalkRoot[],
   path: string,
   requested: string,
+  want: 'file' | 'directory' = 'file',
 ): Promise<OpenedBeneath> {
-  const walk = new Walk(roots, requested);
+  const walk = new Walk(roots, requested, want);
   try {
     return await walk.open(path);
   } catch (err) {
@@ -72,6 +74,7 @@ class Walk {
   constructor(
     private readonly roots: readonly WalkRoot[],
     private readonly requested: string,
+    private readonly want: 'file' | 'directory',
   ) {}
 
   async open(path: string): Promise<OpenedBeneath> {
@@ -85,7 +88,7 @@ class Walk {
       if (stats.isSymbolicLink()) {
         await step.close();
         pending.unshift(...(await this.follow(name)));
-      } else if (pending.length === 0) {
+      } else if (pending.length === 0 && this.want === 'file') {
         return await this.reopenFile(step, stats.isFile(), name);
       } else {
         this.dirs.push(step); // closed with the walk, a folder or not
@@ -94,7 +97,11 @@ class Walk {
           throw new SourceError('SOURCE_NOT_FOUND', 'file does not exist', this.details);
       }
     }
-    throw this.notRegular(); // the root itself
+    if (this.want === 'file') throw this.notRegular(); // the root itself
+    // The folder reached: kept open for the caller (close() must not close it).
+    const handle = this.dirs.pop()!;
+    const names = this.names.splice(0);
+    return { handle, path: join(this.root!.real, ...names) };
   }
 
   async close(): Promise<void> {

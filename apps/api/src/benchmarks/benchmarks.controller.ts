@@ -1,3 +1,4 @@
+import { REPORT_CONTENT_SECURITY_POLICY } from '@hashq/bench';
 import {
   Body,
   Controller,
@@ -75,9 +76,7 @@ export class BenchmarksController {
     @Query('compare') compare?: string,
   ) {
     const html = await this.benchmarks.report(id, compare);
-    res
-      .type('html')
-      .setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'");
+    res.type('html').setHeader('Content-Security-Policy', REPORT_CONTENT_SECURITY_POLICY);
     return html;
   }
 }

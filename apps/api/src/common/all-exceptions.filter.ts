@@ -10,6 +10,7 @@ import type { Response } from 'express';
 import type { Logger } from 'pino';
 
 import { ApiError, type ApiErrorCode, type ErrorBody, errorBody as error } from './api-error';
+import { requestIdOf } from './request-id.middleware';
 
 /** Codes of Nest's and Express's own HTTP errors (routing, body parsing); see clientError. */
 const CODES_BY_STATUS: Record<number, ApiErrorCode> = {
@@ -17,6 +18,7 @@ const CODES_BY_STATUS: Record<number, ApiErrorCode> = {
   404: 'NOT_FOUND',
   413: 'PAYLOAD_TOO_LARGE',
   415: 'UNSUPPORTED_MEDIA_TYPE',
+  429: 'RATE_LIMITED',
 };
 
 /**
@@ -27,10 +29,11 @@ const CODES_BY_STATUS: Record<number, ApiErrorCode> = {
 export const MAX_ERROR_BYTES = 16 * 1024;
 const MAX_MESSAGE_CHARS = 1024;
 
-/** body-parser marks its errors with `type` and the HTTP status to answer. */
+/** body-parser marks its errors with `type` and the HTTP status to answer (`limit`: when too large). */
 interface BodyParserError extends Error {
   type: string;
   status: number;
+  limit?: number;
 }
 
 function isBodyParserError(err: unknown): err is BodyParserError {
@@ -40,8 +43,9 @@ function isBodyParserError(err: unknown): err is BodyParserError {
 }
 
 /**
- * Turns every exception into { error: { code, message, details } }. Client mistakes keep their
- * 4xx; anything unexpected is logged and answered with a bare 500 that leaks nothing.
+ * Turns every exception into { error: { code, message, details, requestId } }. Client mistakes
+ * keep their 4xx; anything unexpected is logged (with the request id) and answered with a bare 500
+ * that leaks nothing: no stack, no SQL, no driver message.
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
@@ -53,7 +57,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (status === HttpStatus.SERVICE_UNAVAILABLE)
       this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
     else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
-    if (!response.headersSent) response.status(status).json(bounded(body));
+    if (response.headersSent) return;
+    const bounded = boundedBody(body);
+    const requestId = requestIdOf(response);
+    response.status(status).json(requestId ? { error: { ...bounded.error, requestId } } : bounded);
   }
 
   private describe(exception: unknown): { status: number; body: ErrorBody } {
@@ -86,6 +93,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
         body: error('MALFORMED_JSON', 'request body is not valid JSON', { reason: err.message }),
       };
     }
+    if (err.type === 'entity.too.large') {
+      return clientError(413, `the JSON body is larger than ${err.limit} bytes`, {
+        type: err.type,
+        limit: err.limit,
+      });
+    }
     return clientError(err.status, err.message, { type: err.type });
   }
 }
@@ -109,7 +122,7 @@ function internalError(): { status: number; body: ErrorBody } {
   };
 }
 
-function bounded(body: ErrorBody): ErrorBody {
+function boundedBody(body: ErrorBody): ErrorBody {
   if (Buffer.byteLength(JSON.stringify(body)) <= MAX_ERROR_BYTES) return body;
   const { code, message } = body.error;
   const cut =

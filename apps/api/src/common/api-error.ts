@@ -31,6 +31,7 @@ export const API_ERROR_CODES = [
   'PATH_OUTSIDE_ROOTS',
   'SOURCE_FORBIDDEN',
   'SOURCE_ADDRESS_FORBIDDEN',
+  'SOURCE_NOT_ALLOWED',
   // 404
   'JOB_NOT_FOUND',
   'BENCHMARK_NOT_FOUND',
@@ -57,6 +58,8 @@ export const API_ERROR_CODES = [
   'STATE_INVALID',
   // 429
   'BENCHMARK_LIMIT_REACHED',
+  'TENANT_QUEUE_FULL',
+  'RATE_LIMITED',
   // 431
   'HEADERS_TOO_LARGE',
   // 460 (tus checksum extension)
@@ -69,9 +72,12 @@ export const API_ERROR_CODES = [
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
-/** The body of every error response: { error: { code, message, details } }. */
+/**
+ * The body of every error response: { error: { code, message, details, requestId } }; the
+ * exception filter adds the request's id (X-Request-Id) as it answers.
+ */
 export interface ErrorBody {
-  error: { code: ApiErrorCode; message: string; details: unknown };
+  error: { code: ApiErrorCode; message: string; details: unknown; requestId?: string };
 }
 
 export function errorBody(code: ApiErrorCode, message: string, details: unknown = null): ErrorBody {

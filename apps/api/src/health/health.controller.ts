@@ -2,9 +2,11 @@ import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 
+import { SkipRateLimit } from '../throttle/rate-limit.guard';
 import { type HealthReport, HealthService } from './health.service';
 
 @ApiTags('health')
+@SkipRateLimit() // probes of load balancers and orchestrators are never rate limited
 @Controller('health')
 export class HealthController {
   constructor(private readonly health: HealthService) {}

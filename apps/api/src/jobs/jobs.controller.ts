@@ -20,6 +20,7 @@ import {
   ApiOkResponse,
   ApiServiceUnavailableResponse,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
@@ -54,12 +55,15 @@ export class JobsController {
       `INVALID_SOURCE, INVALID_IDEMPOTENCY_KEY. ${ERROR_SHAPE}`,
   })
   @ApiForbiddenResponse({
-    description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN. ${ERROR_SHAPE}`,
+    description: `PATH_OUTSIDE_ROOTS, SOURCE_FORBIDDEN, SOURCE_ADDRESS_FORBIDDEN, SOURCE_NOT_ALLOWED (the tenant's hosts or buckets). ${ERROR_SHAPE}`,
   })
   @ApiUnprocessableEntityResponse({
     description: `SOURCE_NOT_FOUND, NOT_A_REGULAR_FILE. ${ERROR_SHAPE}`,
   })
   @ApiConflictResponse({ description: `IDEMPOTENCY_KEY_REUSED. ${ERROR_SHAPE}` })
+  @ApiTooManyRequestsResponse({
+    description: `TENANT_QUEUE_FULL (the tenant's max_queued_jobs; nothing created). ${ERROR_SHAPE}`,
+  })
   @ApiServiceUnavailableResponse({
     description: `DATABASE_UNAVAILABLE, SOURCE_READ_FAILED (the file system failed; retry). ${ERROR_SHAPE}`,
   })

@@ -3,9 +3,12 @@ import { createHash } from 'node:crypto';
 import { HASHQ_LOGGER } from '@hashq/config';
 import type { JobEntity } from '@hashq/database';
 import {
+  DEFAULT_TENANT,
   HASH_QUEUE,
   type HashJobData,
+  hashJobData,
   hashJobOptions,
+  JobAdmission,
   JobsRepository,
   withTimeout,
 } from '@hashq/jobs';
@@ -22,6 +25,7 @@ import { DEFAULT_PAGE_SIZE, type ListJobsQuery } from './dto/list-jobs.query';
 import { toJobResponse } from './job.view';
 import { JobRequestValidator } from './job-request.validator';
 import { JobSourceResolver } from './job-source.resolver';
+import { TenantPolicy, tenantQueueFull } from './tenant-policy';
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** How long a submit waits for Redis before answering anyway (the reconciler enqueues later). */
@@ -51,12 +55,18 @@ export class JobsService {
     private readonly jobs: JobsRepository,
     private readonly validator: JobRequestValidator,
     private readonly sources: JobSourceResolver,
+    private readonly tenantPolicy: TenantPolicy,
+    private readonly admission: JobAdmission,
     @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData>,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
   ) {}
 
   /** Records the job in PostgreSQL (the truth), then dispatches it through BullMQ. */
-  async submit(dto: CreateJobDto, idempotencyKey?: string): Promise<SubmitResult> {
+  async submit(
+    dto: CreateJobDto,
+    idempotencyKey?: string,
+    tenantId = DEFAULT_TENANT,
+  ): Promise<SubmitResult> {
     if (
       idempotencyKey !== undefined &&
       (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
@@ -68,19 +78,23 @@ export class JobsService {
     }
     const checked = this.validator.check(dto);
     const source = await this.sources.resolve(dto.source);
+    await this.tenantPolicy.checkSource(tenantId, source.ref);
     const requestHash =
       idempotencyKey === undefined
         ? undefined
         : createHash('sha256').update(canonicalJson(dto)).digest('hex');
 
-    const result = await this.jobs.insert({
-      source: source.ref,
-      algorithms: checked.algorithms,
-      options: checked.options,
-      totalBytes: source.size,
-      idempotencyKey,
-      requestHash,
-    });
+    const result = await this.jobs
+      .insert({
+        tenantId,
+        source: source.ref,
+        algorithms: checked.algorithms,
+        options: checked.options,
+        totalBytes: source.size,
+        idempotencyKey,
+        requestHash,
+      })
+      .catch(tenantQueueFull(tenantId));
     if (result.kind === 'existing' && !result.sameRequest) {
       throw new ApiError(
         HttpStatus.CONFLICT,
@@ -89,9 +103,9 @@ export class JobsService {
         { jobId: result.job.id },
       );
     }
-    // Enqueued again on a replay too: the BullMQ id is the job id, so this is a no-op unless the
+    // Dispatched again on a replay too: the BullMQ id is the job id, so this is a no-op unless the
     // first attempt never reached Redis.
-    if (result.job.status === 'queued') await this.enqueue(result.job);
+    if (result.job.status === 'queued') await this.dispatch(result.job);
     return { job: toJobResponse(result.job), replayed: result.kind === 'existing' };
   }
 
@@ -128,6 +142,7 @@ export class JobsService {
         );
       case 'canceled':
         await this.removeFromQueue(id);
+        if (result.job.admission === 'admitted') await this.admit(result.job.tenantId);
         return { job: toJobResponse(result.job), canceled: true };
       case 'requested':
         return { job: toJobResponse(result.job), canceled: false };
@@ -145,6 +160,24 @@ export class JobsService {
   }
 
   /**
+   * A job held for a slot of its tenant (max_running_jobs) waits in PostgreSQL: the tenant's free
+   * slots are filled, oldest held job first. Any other job goes to BullMQ at once.
+   */
+  private async dispatch(job: JobEntity): Promise<void> {
+    if (job.admission === 'held') await this.admit(job.tenantId);
+    else await this.enqueue(job);
+  }
+
+  /** A failure does not fail the request: the AdmissionSweeper fills the slots later. */
+  private async admit(tenantId: string): Promise<void> {
+    try {
+      await this.admission.fill(tenantId);
+    } catch (err) {
+      this.logger.warn({ tenantId, err }, 'admission failed; the sweep admits held jobs later');
+    }
+  }
+
+  /**
    * A Redis failure does not fail the request: the job is stored, and the queue reconciler enqueues
    * it once Redis is back (adding it twice is harmless: the BullMQ id is the job id).
    */
@@ -152,7 +185,7 @@ export class JobsService {
     try {
       const added = this.queue.add(
         'hash',
-        { jobId: job.id },
+        hashJobData(job.id, job.totalBytes),
         hashJobOptions(job.id, job.options.priority),
       );
       await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');

@@ -8,5 +8,6 @@ import { MetricsService } from './metrics.service';
   imports: [JobStoreModule, HashQueueModule],
   controllers: [MetricsController],
   providers: [MetricsService],
+  exports: [MetricsService],
 })
 export class MetricsModule {}

@@ -1,0 +1,429 @@
+#!/usr/bin/env node
+// `npm run bench:jobs`: the per-job overhead of hashq, end to end. BENCH_JOBS small files (default
+// 2,000 of 4 KiB) are submitted through the API (POST /v1/jobs) by BENCH_CLIENTS concurrent
+// clients (default 16) and hashed by one worker; beside it, in the same run and on the same Redis,
+// raw BullMQ with a no-op processor (its own prefix, concurrency 1 and 16) gets the same number of
+// jobs from the same number of concurrent producers: the ceiling that dispatch alone allows.
+// Prints accepted and completed jobs/s, p50/p99 job latency (createdAt → finishedAt, server
+// times), peak RSS of the worker and the API, CPU per job, PostgreSQL transactions per job, and
+// the ratios to the peers. A timing script, not a test: it asserts only that every digest equals
+// Node's crypto.
+//
+// The API and worker get their own database (hashq_benchjobs_<random>, dropped at the end) and
+// BullMQ prefix; the files stay in .data/bench-jobs/<bytes>/ for reuse.
+//
+// Environment:
+//   BENCH_JOBS         jobs (default 2000)         BENCH_CLIENTS  concurrent clients (default 16)
+//   BENCH_FILE_BYTES   file size (default 4096)    BENCH_WORKERS  worker processes (default 1)
+//   BENCH_PEERS        0 skips the raw BullMQ runs
+//   WORKER_CONCURRENCY and the other worker settings are passed through (default: the worker's own)
+//   BENCH_WORKER_NODE_ARGS / BENCH_API_NODE_ARGS  node options, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
+//   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
+const { spawn } = require('node:child_process');
+const { createHash, randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+
+const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const { printTable } = require('./bench-e2e/table.cjs');
+
+const ROOT = path.join(__dirname, '..');
+const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
+const FILE_BYTES = Number(process.env.BENCH_FILE_BYTES ?? 4096);
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
+const PEERS = process.env.BENCH_PEERS !== '0';
+const WARM_UP_JOBS = 50;
+const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const POLL_MS = 50;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const nodeArgs = (name) => (process.env[name] ?? '').split(' ').filter(Boolean);
+
+/** The files (created once, kept) and their sha256 by Node's crypto. */
+function prepareFiles(dir, count) {
+  fs.mkdirSync(dir, { recursive: true });
+  const files = [];
+  for (let i = 0; i < count; i++) {
+    const file = path.join(dir, `f-${String(i).padStart(6, '0')}.bin`);
+    if (!fs.existsSync(file) || fs.statSync(file).size !== FILE_BYTES)
+      fs.writeFileSync(file, randomBytes(FILE_BYTES));
+    files.push({ file, sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex') });
+  }
+  return files;
+}
+
+function startProcess(name, script, env, args) {
+  const child = spawn(process.execPath, [...args, script], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  child.on('exit', (code, signal) => {
+    if (!child.stopping) console.error(`[bench] ${name} exited (${code ?? signal})`);
+  });
+  return child;
+}
+
+async function stopProcess(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  child.stopping = true;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function resetPeakRss(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not allowed: the peak then covers the process's whole life
+  }
+}
+
+function peakRssMiB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+/** CPU seconds (user + system, all threads) of processes; tick resolution. */
+function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100;
+}
+
+async function waitHealthy(url) {
+  for (let i = 0; i < 240; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {
+      // starting
+    }
+    await sleep(250);
+  }
+  throw new Error(`API ${url} did not become healthy`);
+}
+
+const percentile = (sorted, p) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/**
+ * `clients` concurrent loops share one counter over `count` submissions; returns when the last one
+ * was accepted.
+ */
+async function submitAll(count, clients, submit) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < count) await submit(next++);
+    }),
+  );
+}
+
+/** The hashq run: API + worker(s) on an own database, files submitted as POST /v1/jobs. */
+async function runHashq(id, files, admin, Client) {
+  const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
+  const database = `${id}_hashq`;
+  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  await admin.query(`CREATE DATABASE ${database}`);
+  const run = { database, prefix: database, processes: [] };
+  try {
+    await runMigrations({ databaseUrl, databaseSchema: 'public' });
+    const xactBase = await xactCount(admin, database);
+    const port = await freePort();
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      DATABASE_URL: databaseUrl,
+      DATABASE_SCHEMA: 'public',
+      QUEUE_PREFIX: database,
+      REDIS_URL,
+      HASHQ_FILE_ROOTS: path.dirname(files[0].file),
+      HASHQ_STATE_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      WORKER_METRICS_PORT: '0',
+    };
+    const api = startProcess('api', 'dist/apps/api/main.js', env, nodeArgs('BENCH_API_NODE_ARGS'));
+    const workers = Array.from({ length: WORKERS }, (_, i) =>
+      startProcess(
+        `worker ${i + 1}`,
+        'dist/apps/worker/main.js',
+        env,
+        nodeArgs('BENCH_WORKER_NODE_ARGS'),
+      ),
+    );
+    run.processes.push(api, ...workers);
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitHealthy(apiUrl);
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    let polls = 0;
+    const finishedCount = async () => {
+      polls++;
+      const { rows } = await db.query(
+        `SELECT count(*)::int AS n FROM jobs WHERE status IN ('succeeded', 'failed', 'canceled')`,
+      );
+      return rows[0].n;
+    };
+    const submit = async (file) => {
+      const res = await fetch(`${apiUrl}/v1/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ source: { type: 'file', path: file }, algorithms: ['sha256'] }),
+      });
+      if (res.status !== 202) throw new Error(`submit: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    const waitFinished = async (count) => {
+      while ((await finishedCount()) < count) await sleep(POLL_MS);
+    };
+
+    // Warm-up (JIT, connections, pools): not timed.
+    await submitAll(WARM_UP_JOBS, CLIENTS, (i) => submit(files[i % files.length].file));
+    await waitFinished(WARM_UP_JOBS);
+
+    const pgPids = (
+      await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])
+    ).rows.map((row) => row.pid);
+    for (const child of run.processes) resetPeakRss(child.pid);
+    const cpuBefore = {
+      worker: cpuSeconds(workers.map((w) => w.pid)),
+      api: cpuSeconds([api.pid]),
+      pg: cpuSeconds(pgPids),
+    };
+    const started = performance.now();
+    let acceptedAt = 0;
+    const submitting = submitAll(JOBS, CLIENTS, (i) => submit(files[i].file)).then(() => {
+      acceptedAt = performance.now();
+    });
+    await waitFinished(WARM_UP_JOBS + JOBS);
+    const completedAt = performance.now();
+    await submitting;
+    const newPgPids = (
+      await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])
+    ).rows
+      .map((row) => row.pid)
+      .filter((pid) => !pgPids.includes(pid));
+    const cpu = {
+      worker: cpuSeconds(workers.map((w) => w.pid)) - cpuBefore.worker,
+      api: cpuSeconds([api.pid]) - cpuBefore.api,
+      pg: cpuSeconds(pgPids) - cpuBefore.pg + cpuSeconds(newPgPids),
+    };
+    const rss = {
+      worker: Math.max(...workers.map((w) => peakRssMiB(w.pid))),
+      api: peakRssMiB(api.pid),
+    };
+
+    const { rows } = await db.query(
+      `SELECT source->>'path' AS path, status, digests->'sha256'->>'hex' AS hex,
+              extract(epoch FROM finished_at - created_at) * 1000 AS ms
+         FROM jobs ORDER BY created_at OFFSET $1`,
+      [WARM_UP_JOBS],
+    );
+    await db.end();
+    const expected = new Map(files.map((f) => [fs.realpathSync(f.file), f.sha256]));
+    const wrong = rows.filter(
+      (row) => row.status !== 'succeeded' || expected.get(row.path) !== row.hex,
+    );
+    if (rows.length !== JOBS || wrong.length > 0)
+      throw new Error(
+        `${rows.length} jobs, ${wrong.length} not succeeded with Node's sha256: ${JSON.stringify(wrong.slice(0, 3))}`,
+      );
+    const latencies = rows.map((row) => Number(row.ms)).sort((a, b) => a - b);
+
+    // Stopped backends flush their statistics: the transaction count is then complete.
+    await Promise.all(run.processes.map(stopProcess));
+    await sleep(500);
+    const xacts = (await xactCount(admin, database)) - xactBase - polls - 1; // minus this script's own queries
+    return {
+      accepted: JOBS / ((acceptedAt - started) / 1000),
+      completed: JOBS / ((completedAt - started) / 1000),
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      rss,
+      cpu,
+      xactsPerJob: xacts / (JOBS + WARM_UP_JOBS),
+    };
+  } finally {
+    await Promise.all(run.processes.map(stopProcess));
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await deleteKeys(run.prefix);
+  }
+}
+
+/** Committed + rolled back transactions of a database (what its backends have flushed). */
+async function xactCount(admin, database) {
+  const { rows } = await admin.query(
+    'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1',
+    [database],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Raw BullMQ: the same count of jobs from the same count of concurrent producers, no-op worker. */
+async function runBullmq(prefix, concurrency) {
+  const { Queue } = require('bullmq');
+  const { Redis } = require('ioredis');
+  const child = spawn(
+    process.execPath,
+    [
+      path.join(__dirname, 'bench-jobs', 'bullmq-noop.cjs'),
+      REDIS_URL,
+      prefix,
+      String(concurrency),
+      String(JOBS),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = readline.createInterface({ input: child.stdout });
+  const seen = (word) =>
+    new Promise((resolve) =>
+      lines.on('line', (line) => line === word && resolve(performance.now())),
+    );
+  const ready = seen('ready');
+  const done = seen('done');
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue('noop', { connection, prefix });
+  try {
+    await ready;
+    resetPeakRss(child.pid);
+    const started = performance.now();
+    await submitAll(JOBS, CLIENTS, (i) =>
+      // the options hashq gives its jobs (libs/jobs/src/queue.ts hashJobOptions)
+      queue.add(
+        'noop',
+        { jobId: `job-${i}` },
+        {
+          jobId: `job-${i}`,
+          attempts: 8,
+          backoff: { type: 'exponential', delay: 1000 },
+          removeOnComplete: { count: 1000 },
+          removeOnFail: { count: 5000 },
+        },
+      ),
+    );
+    const acceptedAt = performance.now();
+    const completedAt = await done;
+    return {
+      accepted: JOBS / ((acceptedAt - started) / 1000),
+      completed: JOBS / ((completedAt - started) / 1000),
+      rss: { worker: peakRssMiB(child.pid) },
+    };
+  } finally {
+    await queue.close();
+    connection.disconnect();
+    await stopProcess(child);
+    await deleteKeys(prefix);
+  }
+}
+
+async function deleteKeys(prefix) {
+  const { Redis } = require('ioredis');
+  const redis = new Redis(REDIS_URL);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  redis.disconnect();
+}
+
+async function main() {
+  ensureBuilt([
+    'dist/apps/api/main.js',
+    'dist/apps/worker/main.js',
+    'dist/libs/database/src/migrate.js',
+    'libs/native/dist/index.js',
+  ]);
+  const { Client } = require('pg');
+  const id = `hashq_benchjobs_${randomBytes(4).toString('hex')}`;
+  const files = prepareFiles(path.join(ROOT, '.data', 'bench-jobs', String(FILE_BYTES)), JOBS);
+  const admin = new Client({
+    connectionString: Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString(),
+  });
+  await admin.connect();
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  const loadBefore = load();
+  try {
+    const peers = PEERS
+      ? [
+          ['BullMQ no-op, concurrency 1', await runBullmq(`${id}_bull1`, 1)],
+          ['BullMQ no-op, concurrency 16', await runBullmq(`${id}_bull16`, 16)],
+        ]
+      : [];
+    const hashq = await runHashq(id, files, admin, Client);
+    const concurrency = process.env.WORKER_CONCURRENCY ?? 'default';
+    console.log(
+      `\nhashq jobs bench: ${JOBS} jobs of ${FILE_BYTES} B (sha256), ${CLIENTS} clients, ${WORKERS} worker(s), ` +
+        `WORKER_CONCURRENCY ${concurrency}; node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, ` +
+        `load ${loadBefore} → ${load()}`,
+    );
+    const fmt = (x) => (x === undefined ? '-' : x.toFixed(0));
+    const ratio = (peer) => (peer ? `${(hashq.completed / peer.completed).toFixed(2)}x` : '-');
+    printTable(
+      [
+        'run',
+        'accepted/s',
+        'completed/s',
+        'p50 ms',
+        'p99 ms',
+        'worker RSS',
+        'API RSS',
+        'hashq ÷ this',
+      ],
+      [
+        [
+          'hashq: API + worker, file jobs',
+          fmt(hashq.accepted),
+          fmt(hashq.completed),
+          fmt(hashq.p50),
+          fmt(hashq.p99),
+          `${fmt(hashq.rss.worker)} MiB`,
+          `${fmt(hashq.rss.api)} MiB`,
+          '',
+        ],
+        ...peers.map(([name, peer]) => [
+          name,
+          fmt(peer.accepted),
+          fmt(peer.completed),
+          '-',
+          '-',
+          `${fmt(peer.rss.worker)} MiB`,
+          '-',
+          ratio(peer),
+        ]),
+      ],
+    );
+    const perJob = (seconds) => `${((seconds * 1000) / JOBS).toFixed(2)} ms`;
+    console.log(
+      `  CPU per job: worker ${perJob(hashq.cpu.worker)}, API ${perJob(hashq.cpu.api)}, PostgreSQL ${perJob(hashq.cpu.pg)}; ` +
+        `PostgreSQL transactions per job: ${hashq.xactsPerJob.toFixed(1)} (API + worker, start-up included)`,
+    );
+    console.log(
+      `  accepted/s: until the last submit was answered; completed/s: until the last job finished (both from the\n` +
+        `  first submit); latency: the job's createdAt → finishedAt; RSS: peak during the timed run. Digests: all\n` +
+        `  ${JOBS} equal Node's crypto sha256.`,
+    );
+  } finally {
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(`[bench] ${err.stack ?? err}`);
+  process.exit(1);
+});
