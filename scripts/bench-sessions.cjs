@@ -26,6 +26,7 @@
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
 //   BENCH_CASES     which parts run: "upload,sessions" (default both)
 //   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+//   HASHQ_RATE_LIMIT  passed to the API (default 0: the rate limiter off)
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
@@ -251,6 +252,9 @@ async function main() {
         DATABASE_URL: databaseUrl,
         LOG_LEVEL: 'warn',
         HASHQ_STATE_KEYS: stateKeys,
+        // off unless set: 1,000 sessions make ~6,000 requests a minute from one address, and the
+        // limiter's own cost (a Redis round trip per request) is not what this bench measures
+        HASHQ_RATE_LIMIT: process.env.HASHQ_RATE_LIMIT ?? '0',
       },
       {
         nodeArgs: [
