@@ -73,7 +73,7 @@ const STATE_INVALID = 'STATE_INVALID' as const;
 @Injectable()
 export class DigestSessionsService {
   /** Creations and PATCHes that start in one event-loop turn; more wait for the next turns. */
-  private readonly starts = new TurnGate(16);
+  private readonly starts = new TurnGate(4);
 
   constructor(
     private readonly sessions: DigestSessionsRepository,

@@ -14,7 +14,7 @@
  * concurrent statements and the row's fence lets at most one land.
  */
 /** Requests a statement's answers resume per event-loop turn. */
-const RESUME_SLICE = 16;
+const RESUME_SLICE = 4;
 
 type Waiter<I, O> = { item: I; resolve: (out: O) => void; reject: (err: unknown) => void };
 
