@@ -3,7 +3,8 @@
  * them, count against one limit per key; another key, another client address and /health are not
  * affected; once the window has passed the key gets through again (polled, no clock assertion).
  * The principal is set by a stand-in for the authentication guard (an APP_GUARD reading test
- * headers), so the limiter is shown to run after it. With Redis down the limiter fails open:
+ * headers, on an API with HASHQ_AUTH=off, where a request without a test key is the keyless local
+ * caller counted by its address), so the limiter is shown to run after authentication. With Redis down the limiter fails open:
  * requests pass, a warning is logged, a metric counts them; with Redis back, limits hold again.
  */
 import { Writable } from 'node:stream';
@@ -74,13 +75,15 @@ describe('rate limits across two API instances on one Redis (e2e)', () => {
 
   beforeAll(async () => {
     env = await createTestEnv({
+      HASHQ_AUTH: 'off',
+      HOST: '127.0.0.1',
       HASHQ_RATE_LIMIT: String(LIMIT),
       HASHQ_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS),
       HASHQ_RATE_LIMIT_TENANTS: `gold:${GOLD_LIMIT},free:0`,
     });
     apps = [
-      await createApiApp(env, { imports: [TestAuthModule] }),
-      await createApiApp(env, { imports: [TestAuthModule] }),
+      await createApiApp(env, { imports: [TestAuthModule], attachKey: false }),
+      await createApiApp(env, { imports: [TestAuthModule], attachKey: false }),
     ];
   });
 

@@ -24,6 +24,7 @@ import {
 import { HashPipeline } from './hash-pipeline';
 import { BodyInterruptedError, consumeBody } from './request-body';
 import { SessionHashers } from './session-hashers';
+import { TurnGate } from './turn-gate';
 import {
   CHECKSUM_MISMATCH_STATUS,
   isOffsetStream,
@@ -71,6 +72,9 @@ const STATE_INVALID = 'STATE_INVALID' as const;
  */
 @Injectable()
 export class DigestSessionsService {
+  /** Creations and PATCHes that start in one event-loop turn; more wait for the next turns. */
+  private readonly starts = new TurnGate(4);
+
   constructor(
     private readonly sessions: DigestSessionsRepository,
     private readonly validator: JobRequestValidator,
@@ -78,6 +82,7 @@ export class DigestSessionsService {
   ) {}
 
   async create(tenantId: string, request: CreateRequest): Promise<DigestSessionRow> {
+    await this.starts.enter();
     const length = this.creationLength(request);
     const { algorithms, options } = this.checkMetadata(parseMetadata(request.uploadMetadata));
     const hashers = SessionHashers.create(algorithms, options);
@@ -92,8 +97,12 @@ export class DigestSessionsService {
     });
     if (length !== 0) return session;
     return (
-      (await this.sessions.finish(session.id, 0, this.outcome(session, hashers, 0))) ??
-      this.fencedOff(session.id)
+      (await this.sessions.finish(
+        session,
+        0,
+        session.states ?? [],
+        this.outcome(session, hashers, 0),
+      )) ?? this.fencedOff(session.id)
     );
   }
 
@@ -143,10 +152,14 @@ export class DigestSessionsService {
       'INVALID_UPLOAD_LENGTH',
     );
     const checksum = this.chunkChecksum(request.uploadChecksum);
+    await this.starts.enter();
     const contentLength =
       request.contentLength === undefined ? undefined : Number(request.contentLength);
 
-    const session = await this.findLive(tenantId, id);
+    // The session as this instance left it, when the PATCH continues from there: no read (the
+    // commit's fence checks that the row is still as it was written).
+    const cached = this.sessions.cached(tenantId, id, offset);
+    const session = cached?.row ?? (await this.findLive(tenantId, id));
     if (session.error?.code === STATE_INVALID) throw this.stateInvalid(session.id, session.error);
     if (offset !== session.uploadOffset) throw this.conflict(id, offset, session.uploadOffset);
     const length = this.patchLength(session, declaredLength);
@@ -159,7 +172,8 @@ export class DigestSessionsService {
     if (contentLength !== undefined && offset + contentLength > limit) {
       throw this.tooLarge(offset + contentLength, limit);
     }
-    return this.absorb(session, length, body, checksum);
+    const expected = Number.isSafeInteger(contentLength) ? contentLength : undefined;
+    return this.absorb(session, length, body, checksum, cached?.opened, expected);
   }
 
   /**
@@ -170,26 +184,65 @@ export class DigestSessionsService {
     session: DigestSessionRow,
     length: number | null,
     body: Readable,
-    checksum?: ChunkChecksum,
+    checksum: ChunkChecksum | undefined,
+    opened: Buffer[] | undefined,
+    expected: number | undefined,
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
-    const hashers = SessionHashers.restore(session.algorithms, await this.openStates(session));
+    // what the row holds at `committed`: sealed (the fence of the next write) and opened
+    const at = {
+      offset: session.uploadOffset,
+      sealed: session.states ?? [],
+      opened: [] as Buffer[],
+    };
+    at.opened = opened ?? (await this.openStates(session));
+    const hashers = SessionHashers.restore(session.algorithms, at.opened);
     const pipeline = new HashPipeline(
       checksum ? [hashers, checksum.hasher] : [hashers],
       session.uploadOffset,
+      expected,
     );
-    let committed = session.uploadOffset;
     let expiresAt = session.expiresAt;
-    const checkpoint = async (): Promise<void> => {
-      await pipeline.drain();
-      expiresAt = await this.advance(session, committed, pipeline.offset, length, hashers);
-      committed = pipeline.offset;
+    // A checkpoint within the body commits while the next bytes are read and hashed (the body
+    // resumes once the states are serialized); the next commit, or the end, waits for it first.
+    let committing: Promise<void> | undefined;
+    let checkpointed = session.uploadOffset;
+    const landed = async (): Promise<void> => {
+      const commit = committing;
+      committing = undefined;
+      await commit;
     };
+    const checkpoint = async (wait: boolean): Promise<void> => {
+      await landed();
+      await pipeline.drain();
+      const states = hashers.serialize();
+      const progress = {
+        offset: pipeline.offset,
+        length,
+        states,
+        idleSeconds: this.config.digestSessionExpiresSeconds,
+      };
+      checkpointed = progress.offset;
+      const commit = this.fenced(session, at, (fence) =>
+        this.sessions.advance(session, at.offset, fence, progress),
+      ).then((written) => {
+        Object.assign(at, {
+          offset: progress.offset,
+          sealed: written.states ?? [],
+          opened: states,
+        });
+        expiresAt = written.expiresAt;
+      });
+      if (wait) return commit;
+      commit.catch(() => undefined); // handled: its error is thrown by the next landed()
+      committing = commit;
+    };
+    const committed = () => at.offset;
     // Never a checkpoint at the full length (only the end of the body may complete the session),
     // nor with Upload-Checksum (the body counts only once it is whole).
     const checkpointDue = (): boolean =>
       !checksum &&
-      pipeline.offset - committed >= this.config.checkpointBytes &&
+      pipeline.offset - checkpointed >= this.config.checkpointBytes &&
       pipeline.offset < (length ?? Infinity);
 
     try {
@@ -197,53 +250,61 @@ export class DigestSessionsService {
         if (pipeline.offset + chunk.length > limit)
           throw this.tooLarge(pipeline.offset + chunk.length, limit);
         const waiting = pipeline.write(chunk);
-        return checkpointDue() ? Promise.resolve(waiting).then(checkpoint) : waiting;
+        return checkpointDue() ? Promise.resolve(waiting).then(() => checkpoint(false)) : waiting;
       }).catch(async (err: unknown) => {
         if (!(err instanceof BodyInterruptedError)) throw err;
-        if (!checksum) await checkpoint().catch(() => undefined); // the client is gone: keep what arrived
+        if (!checksum) await checkpoint(true).catch(() => undefined); // the client is gone: keep what arrived
         throw new ApiError(
           HttpStatus.BAD_REQUEST,
           'UPLOAD_INTERRUPTED',
           'the request body ended early',
           {
-            uploadOffset: committed,
+            uploadOffset: committed(),
           },
         );
       });
       await pipeline.drain();
       if (checksum) this.verifyChecksum(checksum);
+      await landed();
       if (length !== null && pipeline.offset === length) {
-        const finished = await this.sessions.finish(
-          session.id,
-          committed,
-          this.outcome(session, hashers, length),
+        const outcome = this.outcome(session, hashers, length);
+        const finished = await this.fenced(session, at, (fence) =>
+          this.sessions.finish(session, at.offset, fence, outcome),
         );
-        return finished
-          ? { offset: length, expiresAt: finished.expiresAt, finished }
-          : this.fencedOff(session.id);
+        return { offset: length, expiresAt: finished.expiresAt, finished };
       }
-      await checkpoint();
+      await checkpoint(true);
       return { offset: pipeline.offset, expiresAt };
     } finally {
+      await committing?.catch(() => undefined); // an answer tells the offset as committed
       void pipeline.release();
     }
   }
 
-  /** One fenced write of states + offset; a writer fenced off learns who moved the session. */
-  private async advance(
+  /**
+   * One fenced write (`write`, given the sealed states the row holds at `at.offset`). Fenced off,
+   * the row is read: moved on, ended or expired, the writer learns it (409, 404, 410); still
+   * uploading at `at.offset` with other states, they are opened (422 STATE_INVALID and the session
+   * ends failed when they do not open) and, when they hold what the writer started from (sealed
+   * again, by the migration say), the write is made once more over them.
+   */
+  private async fenced(
     session: DigestSessionRow,
-    from: number,
-    to: number,
-    length: number | null,
-    hashers: SessionHashers,
-  ): Promise<Date> {
-    const expiresAt = await this.sessions.advance(session, from, {
-      offset: to,
-      length,
-      states: hashers.serialize(),
-      idleSeconds: this.config.digestSessionExpiresSeconds,
-    });
-    return expiresAt ?? this.fencedOff(session.id);
+    at: { offset: number; sealed: Buffer[]; opened: Buffer[] },
+    write: (fence: Buffer[]) => Promise<DigestSessionRow | null>,
+  ): Promise<DigestSessionRow> {
+    const written = await write(at.sealed);
+    if (written) return written;
+    this.sessions.forget(session.id);
+    const now = await this.findLive(session.tenantId, session.id);
+    if (now.uploadOffset === at.offset && now.status === 'uploading' && now.states) {
+      const opened = await this.openStates(now);
+      if (opened.every((state, i) => state.equals(at.opened[i]))) {
+        const again = await write(now.states);
+        if (again) return again;
+      }
+    }
+    return this.fencedOff(session.id);
   }
 
   /**

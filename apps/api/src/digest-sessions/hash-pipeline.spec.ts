@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 
 import { createHasher } from '@hashq/native';
 
-import { BATCH_BYTES, HashPipeline } from './hash-pipeline';
+import { BATCH_BYTES, HashPipeline, SYNC_HASH_BYTES } from './hash-pipeline';
 
 /** Writes `data` in random pieces as a request body would arrive, waiting whenever write() asks to. */
 async function writeInPieces(
@@ -53,5 +53,67 @@ describe('HashPipeline', () => {
     await waiting;
     await pipeline.drain();
     expect([pipeline.offset, pipeline.busy]).toEqual([2 * BATCH_BYTES, false]);
+  });
+
+  it.each([
+    ['a small body (Content-Length known)', 100 * 1024, 100 * 1024, 4096, 'at once'],
+    ['a small body (chunked)', 100 * 1024, undefined, 4096, 'at once'],
+    ['a large body in socket-sized pieces', 3 * BATCH_BYTES + 5, undefined, 64 * 1024, 'pool'],
+    // the end of the body gets a batch of its size, full before the hashers would take it
+    [
+      'a large body, Content-Length known',
+      3 * BATCH_BYTES + 5,
+      3 * BATCH_BYTES + 5,
+      64 * 1024,
+      'pool',
+    ],
+    [
+      'pieces larger than a batch, Content-Length known',
+      5 * BATCH_BYTES + 1,
+      5 * BATCH_BYTES + 1,
+      3 * BATCH_BYTES,
+      'pool',
+    ],
+  ])(
+    'hashes small pieces at once while the hashers are idle, the rest on the pool: %s',
+    async (_name, size, expected, maxPiece, mostly) => {
+      const data = randomBytes(size);
+      const hasher = createHasher('sha256');
+      let atOnce = 0;
+      let pooled = 0;
+      const absorber = {
+        count: 2,
+        update: (chunk: Buffer) => {
+          expect(chunk.length).toBeLessThanOrEqual(SYNC_HASH_BYTES / 2);
+          atOnce += chunk.length;
+          hasher.update(chunk);
+        },
+        updateAsync: (chunk: Buffer) => {
+          pooled += chunk.length;
+          return new Promise((resolve) => setTimeout(resolve, 1)).then(() =>
+            hasher.updateAsync(chunk),
+          );
+        },
+      };
+      const pipeline = new HashPipeline([absorber], 0, expected);
+      await writeInPieces(pipeline, data, maxPiece);
+      expect([pipeline.offset, atOnce + pooled]).toEqual([size, size]);
+      if (mostly === 'at once') expect(atOnce).toBeGreaterThan(0);
+      else expect(pooled).toBeGreaterThan(size / 2);
+      expect(hasher.digest().toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+      await pipeline.release();
+    },
+  );
+
+  it('hands over a small batch its body filled while the hashers were idle', async () => {
+    const hasher = createHasher('sha256');
+    const pipeline = new HashPipeline([hasher], 0, 128 * 1024);
+    const data = randomBytes(128 * 1024);
+    // two socket reads: the batch (sized for the body) is full, below the hand-over size
+    expect(pipeline.write(data.subarray(0, 64 * 1024))).toBeUndefined();
+    await pipeline.write(data.subarray(64 * 1024));
+    await pipeline.drain();
+    expect(hasher.digest().toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+    await pipeline.release();
   });
 });

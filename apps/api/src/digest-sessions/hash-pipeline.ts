@@ -7,9 +7,22 @@ const SPARE_BUFFERS = 8;
 const spares: Buffer[] = [];
 const EMPTY = Buffer.alloc(0);
 
-/** Something that absorbs bytes on the thread pool (SessionHashers, a Hasher). */
+/**
+ * Most bytes x hashers absorbed at once on the event loop, by idle hashers: a PATCH body of a
+ * few KiB is hashed as it arrives (some µs), without a batch buffer nor a thread-pool round trip.
+ * Socket reads of a large body (64 KiB) are above it and go to the pool in batches.
+ */
+export const SYNC_HASH_BYTES = 32 * 1024;
+/** Batch buffers smaller than a full one are rounded up to this. */
+const BATCH_STEP = 64 * 1024;
+
+/** Something that absorbs bytes on the thread pool (SessionHashers, a Hasher), or at once. */
 export interface Absorber {
   updateAsync(chunk: Buffer): Promise<unknown>;
+  /** Absorbs at once on this thread; without it, every byte goes through updateAsync. */
+  update?(chunk: Buffer): unknown;
+  /** Hashers behind this absorber (1 if unset): the cost of update(). */
+  readonly count?: number;
 }
 
 /**
@@ -27,12 +40,23 @@ export class HashPipeline {
   private batch: Buffer = EMPTY;
   private fill = 0;
   private inFlight?: Promise<void>;
+  /** Largest piece hashed at once on this thread (0: all absorbers lack update()). */
+  private readonly syncBytes: number;
 
+  /**
+   * @param expected bytes the body will bring, if known (Content-Length): a small body gets a
+   *   batch buffer of its size, not a full one (a thousand small PATCHes at once would otherwise
+   *   hold a MiB each)
+   */
   constructor(
     private readonly absorbers: Absorber[],
     offset: number,
+    private expected = Infinity,
   ) {
     this.fed = offset;
+    const sync = absorbers.every((absorber) => absorber.update);
+    const hashers = absorbers.reduce((sum, absorber) => sum + (absorber.count ?? 1), 0);
+    this.syncBytes = sync ? Math.floor(SYNC_HASH_BYTES / Math.max(1, hashers)) : 0;
   }
 
   /** Bytes written so far, hashed or not. */
@@ -50,19 +74,34 @@ export class HashPipeline {
   }
 
   write(chunk: Buffer): Promise<void> | undefined {
-    if (!this.inFlight && this.fill === 0 && chunk.length >= MIN_HAND_BYTES) {
-      this.hand(chunk, chunk.length);
-      return undefined;
+    this.expected -= chunk.length;
+    return this.put(chunk);
+  }
+
+  private put(chunk: Buffer): Promise<void> | undefined {
+    if (!this.inFlight && this.fill === 0) {
+      if (chunk.length <= this.syncBytes) {
+        for (const absorber of this.absorbers) absorber.update!(chunk);
+        this.fed += chunk.length;
+        return undefined;
+      }
+      if (chunk.length >= MIN_HAND_BYTES) {
+        this.hand(chunk, chunk.length);
+        return undefined;
+      }
     }
-    if (this.batch.length === 0) this.batch = spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    if (this.batch.length === 0) this.batch = this.newBatch(chunk.length);
     const copied = chunk.copy(this.batch, this.fill);
     this.fill += copied;
     if (!this.inFlight && this.fill >= MIN_HAND_BYTES) this.feed();
-    if (copied === chunk.length && this.fill < BATCH_BYTES) return undefined;
+    if (copied === chunk.length && (this.batch.length === 0 || this.fill < this.batch.length)) {
+      return undefined;
+    }
     // a full batch: by the time the hashers are done, it has been handed over and a new one starts
+    if (!this.inFlight) this.feed(); // a small one (the end of a body), idle hashers
     const rest = chunk.subarray(copied);
     return (this.inFlight as Promise<void>).then(() =>
-      rest.length > 0 ? this.write(rest) : undefined,
+      rest.length > 0 ? this.put(rest) : undefined,
     );
   }
 
@@ -79,6 +118,13 @@ export class HashPipeline {
     await this.inFlight?.catch(() => undefined);
     keep(this.batch);
     this.batch = EMPTY;
+  }
+
+  /** A full batch buffer (a spare if there is one), or a smaller one for what is left of a small body. */
+  private newBatch(first: number): Buffer {
+    const left = first + Math.max(0, this.expected);
+    if (left >= BATCH_BYTES) return spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
+    return Buffer.allocUnsafe(Math.ceil(left / BATCH_STEP) * BATCH_STEP);
   }
 
   private feed(): void {

@@ -29,6 +29,15 @@ export class SessionHashers {
     return new SessionHashers(algorithms.map((name, i) => Hasher.restore(states[i], name)));
   }
 
+  get count(): number {
+    return this.hashers.length;
+  }
+
+  /** Absorbs a small chunk at once on this thread (HashPipeline decides what is small). */
+  update(chunk: Buffer): void {
+    for (const hasher of this.hashers) hasher.update(chunk);
+  }
+
   updateAsync(chunk: Buffer): Promise<unknown> {
     return Promise.all(this.hashers.map((hasher) => hasher.updateAsync(chunk)));
   }
