@@ -123,6 +123,24 @@ describe('authorization matrix: every route × every kind of caller', () => {
     ).rows[0] as Record<string, string>;
 
   const missingJob = (suffix = '') => ({ path: `/v1/jobs/${randomUUID()}${suffix}` });
+  const newBatch = async (): Promise<string> => {
+    const res = await http()
+      .post('/v1/batches')
+      .set(admin())
+      .send({ source: { type: 'directory', path: env.fileRoot }, algorithms: ['sha256'] })
+      .expect(202);
+    return res.body.id as string;
+  };
+  /** A batch that ended with its listing failed: retry lists it again. */
+  const failedBatch = async (): Promise<string> => {
+    const id = await newBatch();
+    await db.query(
+      `UPDATE batches SET status = 'failed', error_code = 'SOURCE_NOT_FOUND', finished_at = now() WHERE id = $1`,
+      [id],
+    );
+    return id;
+  };
+  const missingBatch = (suffix = '') => ({ path: `/v1/batches/${randomUUID()}${suffix}` });
   const ROUTES: Record<string, RouteCase> = {
     'GET /health': {
       scope: null,
@@ -186,6 +204,69 @@ describe('authorization matrix: every route × every kind of caller', () => {
       call: async () => ({ path: `/v1/jobs/${await newJob()}/cancel` }),
       ok: 200,
       other: { kind: 'missing', missing: () => missingJob('/cancel') },
+    },
+    'POST /v1/batches': {
+      scope: 'batches:write',
+      call: async () => ({
+        path: '/v1/batches',
+        headers: { 'Idempotency-Key': randomUUID() },
+        body: { source: { type: 'directory', path: env.fileRoot }, algorithms: ['sha256'] },
+      }),
+      ok: 202,
+      other: {
+        kind: 'own',
+        check: async (res) => {
+          expect(res.status).toBe(202);
+          await http().get(`/v1/batches/${res.body.id}`).set(admin()).expect(404);
+        },
+      },
+    },
+    'GET /v1/batches': {
+      scope: 'batches:read',
+      call: async () => ({ path: '/v1/batches?limit=100' }),
+      ok: 200,
+      other: {
+        kind: 'own',
+        check: async (res) => {
+          expect(res.status).toBe(200);
+          const ids = (res.body.items as { id: string }[]).map((item) => item.id);
+          const owners = await db.query(
+            `SELECT DISTINCT tenant_id FROM batches WHERE id = ANY($1)`,
+            [ids],
+          );
+          expect(owners.rows).toEqual(ids.length === 0 ? [] : [{ tenant_id: OTHER }]);
+        },
+      },
+    },
+    'GET /v1/batches/:id': {
+      scope: 'batches:read',
+      call: async () => ({ path: `/v1/batches/${await newBatch()}` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingBatch() },
+    },
+    'GET /v1/batches/:id/items': {
+      scope: 'batches:read',
+      call: async () => ({ path: `/v1/batches/${await newBatch()}/items` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingBatch('/items') },
+    },
+    'GET /v1/batches/:id/report': {
+      scope: 'batches:read',
+      call: async () => ({ path: `/v1/batches/${await newBatch()}/report` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingBatch('/report') },
+    },
+    'POST /v1/batches/:id/cancel': {
+      scope: 'batches:write',
+      call: async () => ({ path: `/v1/batches/${await newBatch()}/cancel` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingBatch('/cancel') },
+    },
+    'POST /v1/batches/:id/retry': {
+      scope: 'batches:write',
+      call: async () => ({ path: `/v1/batches/${await failedBatch()}/retry` }),
+      ok: 202,
+      other: { kind: 'missing', missing: () => missingBatch('/retry') },
     },
     'POST /v1/benchmarks': {
       scope: 'benchmarks:write',
@@ -384,7 +465,7 @@ describe('authorization matrix: every route × every kind of caller', () => {
   let registered: string[];
 
   beforeAll(async () => {
-    env = await createTestEnv({ BENCHMARK_MAX_ACTIVE: '10000' });
+    env = await createTestEnv({ BENCHMARK_MAX_ACTIVE: '10000', BATCH_MAX_ACTIVE: '10000' });
     app = await createApiApp(env, { attachKey: false });
     db = new Client({ connectionString: env.databaseUrl });
     await db.connect();
