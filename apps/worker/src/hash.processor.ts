@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
-import { HASH_QUEUE, type HashJobData, JobsRepository, type LeasedJob } from '@hashq/jobs';
-import { SourceFactory } from '@hashq/sources';
+import {
+  HASH_QUEUE,
+  type HashJobData,
+  JobsRepository,
+  type LeasedJob,
+  TenantsRepository,
+} from '@hashq/jobs';
+import { isWithin, SourceFactory } from '@hashq/sources';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { type BeforeApplicationShutdown, Inject } from '@nestjs/common';
 import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
@@ -45,6 +52,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     private readonly jobs: JobsRepository,
     private readonly store: CheckpointStore,
     private readonly sources: SourceFactory,
+    private readonly tenants: TenantsRepository,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly log: Logger,
     private readonly metrics: WorkerMetrics,
@@ -103,7 +111,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     const run = new HashRun(
       leased,
       this.store,
-      this.sources,
+      await this.sourcesOf(leased.tenantId),
       this.runSettings(),
       log,
       () => this.draining,
@@ -183,6 +191,20 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
         ? new UnrecoverableError(storeErr.code)
         : (storeErr as Error);
     }
+  }
+
+  /**
+   * Where the tenant's file sources are opened: beneath its file_roots (those inside
+   * HASHQ_FILE_ROOTS) when it has them, so a path checked at submission cannot be swapped for one
+   * outside them before the worker opens it.
+   */
+  private async sourcesOf(tenantId: string): Promise<SourceFactory> {
+    const roots = (await this.tenants.settings(tenantId))?.fileRoots;
+    if (!roots) return this.sources;
+    const deployment = this.config.fileRoots.map((root) => resolve(root));
+    return this.sources.withFileRoots(
+      roots.filter((root) => deployment.some((base) => isWithin(base, resolve(root)))),
+    );
   }
 
   private runSettings() {

@@ -47,6 +47,8 @@ export interface ListQuery {
 /** A job row as the worker sees it right after taking the lease. */
 export interface LeasedJob {
   id: string;
+  /** The owner: its file sources are opened beneath its file_roots (TenantsRepository). */
+  tenantId: string;
   fence: number;
   source: SourceSpec;
   algorithms: string[];
@@ -61,6 +63,7 @@ export interface LeasedJob {
 
 interface JobRow {
   id: string;
+  tenant_id: string;
   fence: string;
   source: SourceSpec;
   algorithms: string[];
@@ -204,14 +207,15 @@ export class JobsRepository {
               lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
               started_at = coalesce(started_at, now()), updated_at = now()
         WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence, source_version,
-                  bytes_read, attempts`,
+        RETURNING id, tenant_id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence,
+                  source_version, bytes_read, attempts`,
       [jobId, owner, leaseSeconds, maxAttempts],
     );
     const [row] = rawRows<JobRow>(result);
     if (!row) return null;
     return {
       id: row.id,
+      tenantId: row.tenant_id,
       fence: Number(row.fence),
       source: row.source,
       algorithms: row.algorithms,

@@ -17,18 +17,46 @@ export interface SourceSpec {
 /** Builds the Source for a stored spec; new source types register here. */
 export class SourceFactory {
   private s3?: S3Client;
+  private readonly narrowed = new Map<string, SourceFactory>();
 
-  /** `remote`: HTTP/S3 settings and the SSRF allow list (by default, the defaults: nothing internal). */
+  /**
+   * `fileRoots`: where file sources are opened (null: nowhere). `remote`: HTTP/S3 settings and the
+   * SSRF allow list (by default, the defaults: nothing internal).
+   */
   constructor(
-    private readonly fileRoots: FileRoots,
+    private readonly fileRoots: FileRoots | null,
     private readonly remote: RemoteConfig = remoteConfig(),
+    private readonly parent?: SourceFactory,
   ) {}
+
+  /**
+   * This factory with file sources opened beneath `roots` only (a tenant's file_roots, already
+   * inside this factory's roots; none: no file source at all). Remote sources are the same.
+   */
+  withFileRoots(roots: readonly string[]): SourceFactory {
+    const key = roots.join('\0');
+    let factory = this.narrowed.get(key);
+    if (!factory) {
+      factory = new SourceFactory(
+        roots.length > 0 ? new FileRoots(roots) : null,
+        this.remote,
+        this,
+      );
+      this.narrowed.set(key, factory);
+    }
+    return factory;
+  }
 
   create(spec: SourceSpec): Source {
     switch (spec.type) {
       case 'file':
         if (typeof spec.path !== 'string') {
           throw new SourceError('SOURCE_UNSUPPORTED', 'file source needs a path', { source: spec });
+        }
+        if (!this.fileRoots) {
+          throw new SourceError('PATH_OUTSIDE_ROOTS', 'file path is outside the allowed roots', {
+            path: spec.path,
+          });
         }
         return new FileSource(spec.path, this.fileRoots);
       case 'http':
@@ -49,7 +77,6 @@ export class SourceFactory {
             source: spec,
           });
         }
-        this.s3 ??= createS3Client(this.remote);
         return new S3Source(
           {
             type: 's3',
@@ -57,7 +84,7 @@ export class SourceFactory {
             key: spec.key,
             versionId: spec.versionId as string | undefined,
           },
-          this.s3,
+          this.s3Client(),
           this.remote.guard,
           this.remote.s3.endpoint,
         );
@@ -68,5 +95,12 @@ export class SourceFactory {
           { source: spec },
         );
     }
+  }
+
+  /** One S3 client for a factory and the ones narrowed from it. */
+  private s3Client(): S3Client {
+    if (this.parent) return this.parent.s3Client();
+    this.s3 ??= createS3Client(this.remote);
+    return this.s3;
   }
 }
