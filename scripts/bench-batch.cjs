@@ -22,6 +22,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const {
+  APP_BUILD_FILES,
   ensureBuilt,
   freePort,
   startProcess,
@@ -115,11 +116,7 @@ async function runBatch(apiUrl, dir) {
 const sortedLines = (text) => text.split('\n').filter(Boolean).sort().join('\n');
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));

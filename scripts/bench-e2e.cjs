@@ -35,6 +35,7 @@ const readline = require('node:readline');
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const {
+  APP_BUILD_FILES,
   ensureBuilt,
   freePort,
   startProcess,
@@ -246,12 +247,7 @@ class Results {
 }
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
 

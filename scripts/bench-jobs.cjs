@@ -27,6 +27,7 @@ const path = require('node:path');
 const readline = require('node:readline');
 
 const {
+  APP_BUILD_FILES,
   ensureBuilt,
   freePort,
   startProcess,
@@ -285,12 +286,7 @@ async function deleteKeys(prefix) {
 }
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const id = `hashq_benchjobs_${randomBytes(4).toString('hex')}`;
   const files = prepareFiles(path.join(ROOT, '.data', 'bench-jobs', String(FILE_BYTES)), JOBS);

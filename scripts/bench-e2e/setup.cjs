@@ -9,6 +9,14 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..', '..');
 
+/** What a run of the API and the worker needs built: both apps, the migrations, the C addon. */
+const APP_BUILD_FILES = [
+  'dist/apps/api/main.js',
+  'dist/apps/worker/main.js',
+  'dist/libs/database/src/migrate.js',
+  'libs/native/dist/index.js',
+];
+
 /** Runs `npm run build` when one of `files` (relative to the repository) is missing. */
 function ensureBuilt(files) {
   if (files.every((file) => fs.existsSync(path.join(ROOT, file)))) return;
@@ -112,6 +120,7 @@ async function deleteKeys(redis, prefix) {
 }
 
 module.exports = {
+  APP_BUILD_FILES,
   ensureBuilt,
   freePort,
   startProcess,
