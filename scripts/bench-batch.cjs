@@ -16,12 +16,23 @@
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
 // Trees live in .data/bench-batch/<size> (kept for reuse); the database hashq_bench_batch_<random>
 // is dropped at the end and the BullMQ keys deleted.
-const { spawn, spawnSync } = require('node:child_process');
+const { spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const {
+  APP_BUILD_FILES,
+  ensureBuilt,
+  freePort,
+  startProcess,
+  stopProcess,
+  waitHealthy,
+  resetPeakRss,
+  peakRssMiB,
+  databaseUrlFor,
+  deleteKeys,
+} = require('./bench-e2e/setup.cjs');
 
 const ROOT = path.join(__dirname, '..');
 const SIZES = (process.env.BENCH_BATCH_SIZES ?? '10000,100000')
@@ -61,51 +72,6 @@ function timeShell(command, env = process.env) {
   });
   if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr}`);
   return { seconds: Number(process.hrtime.bigint() - started) / 1e9, stdout: result.stdout };
-}
-
-function startProcess(script, env) {
-  const child = spawn(process.execPath, [script], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  child.on('exit', (code, signal) => {
-    if (!child.stopping) console.error(`[bench] ${script} exited (${code ?? signal})`);
-  });
-  return child;
-}
-
-async function stopProcess(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.stopping = true;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-function resetPeakRss(pid) {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // not allowed: the peak then covers the process's whole life
-  }
-}
-
-function peakRssMiB(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
-}
-
-async function waitHealthy(url) {
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await sleep(250);
-  }
-  throw new Error(`API ${url} did not become healthy`);
 }
 
 /**
@@ -150,11 +116,7 @@ async function runBatch(apiUrl, dir) {
 const sortedLines = (text) => text.split('\n').filter(Boolean).sort().join('\n');
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
@@ -167,11 +129,11 @@ async function main() {
 
   const database = `hashq_bench_batch_${randomBytes(4).toString('hex')}`;
   const admin = new Client({
-    connectionString: Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString(),
+    connectionString: databaseUrlFor(SERVER_URL, 'postgres'),
   });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
-  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  const databaseUrl = databaseUrlFor(SERVER_URL, database);
   let api;
   let worker;
   try {
@@ -190,10 +152,10 @@ async function main() {
       BATCH_MAX_ACTIVE: '100',
       LOG_LEVEL: 'warn',
     };
-    api = startProcess('dist/apps/api/main.js', env);
-    worker = startProcess('dist/apps/worker/main.js', env);
+    api = startProcess('dist/apps/api/main.js', 'dist/apps/api/main.js', env);
+    worker = startProcess('dist/apps/worker/main.js', 'dist/apps/worker/main.js', env);
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitHealthy(apiUrl);
+    await waitHealthy(apiUrl, 120);
 
     const peerEnv = { ...process.env };
     delete peerEnv.AWS_CA_BUNDLE;
@@ -263,12 +225,7 @@ async function main() {
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
     const redis = new Redis(REDIS_URL);
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${database}:*`, 'COUNT', 1000);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deleteKeys(redis, database);
     redis.disconnect();
   }
 }

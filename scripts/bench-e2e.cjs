@@ -34,7 +34,19 @@ const readline = require('node:readline');
 // the S3 peer) would interleave with the tables; it is about the SDK's future, not this measurement.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
-const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const {
+  APP_BUILD_FILES,
+  ensureBuilt,
+  freePort,
+  startProcess,
+  stopProcess,
+  waitHealthy,
+  resetPeakRss,
+  peakRssMiB,
+  cpuSeconds,
+  databaseUrlFor,
+  deleteKeys,
+} = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 const { startS3, ensureObject } = require('./bench-e2e/s3.cjs');
 
@@ -92,15 +104,15 @@ async function timeNodeHelper(script, args) {
 
 const opensslHex = (stdout) => stdout.trim().split('= ').pop();
 
-function startProcess(name, script, env) {
+/**
+ * An API or worker process; its stdout is read for the worker's 'finished' log records (per job:
+ * where the time went).
+ */
+function startLogged(name, script, env) {
   const nodeArgs = name.startsWith('worker')
     ? (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)
     : [];
-  const child = spawn(process.execPath, [...nodeArgs, script], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = startProcess(name, script, env, { nodeArgs, stdout: 'pipe' });
   child.records = new Map(); // jobId -> the worker's 'finished' log record
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     let record;
@@ -111,45 +123,7 @@ function startProcess(name, script, env) {
     }
     if (record.msg === 'finished' && record.jobId) child.records.set(record.jobId, record);
   });
-  child.on('exit', (code, signal) => {
-    if (!child.stopping) console.error(`[bench] ${name} exited (${code ?? signal})`);
-  });
   return child;
-}
-
-async function stopProcess(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.stopping = true;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-/** Resets the peak resident set size (VmHWM) of a process; Linux >= 4.0. */
-function resetPeakRss(pid) {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // not allowed: the peak then covers the worker's whole life
-  }
-}
-
-/**
- * CPU time (user + system, all threads, in seconds) of processes; a load-independent cost: on a
- * shared machine wall times vary with the neighbours, the CPU a job costs much less. Tick
- * resolution (getconf CLK_TCK, 100 here).
- */
-function cpuSeconds(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
-    } catch {
-      // exited
-    }
-  }
-  return ticks / 100;
 }
 
 /** PostgreSQL backends serving a database (their CPU is part of what a checkpoint costs). */
@@ -160,24 +134,6 @@ async function backendPids(admin, database) {
   return rows.map((row) => row.pid);
 }
 
-/** Peak resident set size (VmHWM) of a live process, in MiB. */
-function peakRssMiB(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
-}
-
-async function waitHealthy(url) {
-  for (let i = 0; i < 240; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // starting
-    }
-    await sleep(250);
-  }
-  throw new Error(`API ${url} did not become healthy`);
-}
-
 /**
  * An API and a worker with their own database and queue prefix; `workerEnv` holds the settings
  * under test (checkpoint interval).
@@ -185,7 +141,7 @@ async function waitHealthy(url) {
 async function startPair(name, common, workerEnv, admin) {
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
   const database = `${common.id}_${name}`;
-  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  const databaseUrl = databaseUrlFor(SERVER_URL, database);
   await admin.query(`CREATE DATABASE ${database}`);
   const pair = { name, database, prefix: database, admin, api: null, worker: null };
   common.pairs.push(pair);
@@ -200,8 +156,8 @@ async function startPair(name, common, workerEnv, admin) {
     QUEUE_PREFIX: database,
     WORKER_METRICS_PORT: '0',
   };
-  pair.api = startProcess(`api ${name}`, 'dist/apps/api/main.js', { ...env, LOG_LEVEL: 'warn' });
-  pair.worker = startProcess(`worker ${name}`, 'dist/apps/worker/main.js', {
+  pair.api = startLogged(`api ${name}`, 'dist/apps/api/main.js', { ...env, LOG_LEVEL: 'warn' });
+  pair.worker = startLogged(`worker ${name}`, 'dist/apps/worker/main.js', {
     ...env,
     ...workerEnv,
     LOG_LEVEL: 'info',
@@ -291,12 +247,7 @@ class Results {
 }
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const { Redis } = require('ioredis');
 
@@ -304,7 +255,7 @@ async function main() {
   const fileRoot = path.join(ROOT, '.data', 'bench');
   fs.mkdirSync(fileRoot, { recursive: true });
   const file = path.join(fileRoot, `bench-${BYTES}.bin`);
-  const adminUrl = Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString();
+  const adminUrl = databaseUrlFor(SERVER_URL, 'postgres');
   const admin = new Client({ connectionString: adminUrl });
   await admin.connect();
   const stateKeys = `bench:${randomBytes(32).toString('base64')}`; // the states of these throwaway databases
@@ -650,14 +601,7 @@ async function cleanUp(common, admin, Redis, s3) {
     await admin.query(`DROP DATABASE IF EXISTS ${pair.database} WITH (FORCE)`);
   await admin.end();
   const redis = new Redis(REDIS_URL);
-  for (const pair of common.pairs) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${pair.prefix}:*`, 'COUNT', 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  }
+  for (const pair of common.pairs) await deleteKeys(redis, pair.prefix);
   redis.disconnect();
   if (s3) await s3.stop();
 }

@@ -26,7 +26,19 @@ const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
 
-const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const {
+  APP_BUILD_FILES,
+  ensureBuilt,
+  freePort,
+  startProcess,
+  stopProcess,
+  waitHealthy,
+  resetPeakRss,
+  peakRssMiB,
+  cpuSeconds,
+  databaseUrlFor,
+  deleteKeys: deleteKeysOn,
+} = require('./bench-e2e/setup.cjs');
 const { printTable } = require('./bench-e2e/table.cjs');
 
 const ROOT = path.join(__dirname, '..');
@@ -55,65 +67,6 @@ function prepareFiles(dir, count) {
   return files;
 }
 
-function startProcess(name, script, env, args) {
-  const child = spawn(process.execPath, [...args, script], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  child.on('exit', (code, signal) => {
-    if (!child.stopping) console.error(`[bench] ${name} exited (${code ?? signal})`);
-  });
-  return child;
-}
-
-async function stopProcess(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  child.stopping = true;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-function resetPeakRss(pid) {
-  try {
-    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
-  } catch {
-    // not allowed: the peak then covers the process's whole life
-  }
-}
-
-function peakRssMiB(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
-}
-
-/** CPU seconds (user + system, all threads) of processes; tick resolution. */
-function cpuSeconds(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // exited
-    }
-  }
-  return ticks / 100;
-}
-
-async function waitHealthy(url) {
-  for (let i = 0; i < 240; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // starting
-    }
-    await sleep(250);
-  }
-  throw new Error(`API ${url} did not become healthy`);
-}
-
 const percentile = (sorted, p) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
@@ -134,7 +87,7 @@ async function submitAll(count, clients, submit) {
 async function runHashq(id, files, admin, Client) {
   const { runMigrations } = require(path.join(ROOT, 'dist/libs/database/src/migrate.js'));
   const database = `${id}_hashq`;
-  const databaseUrl = Object.assign(new URL(SERVER_URL), { pathname: `/${database}` }).toString();
+  const databaseUrl = databaseUrlFor(SERVER_URL, database);
   await admin.query(`CREATE DATABASE ${database}`);
   const run = { database, prefix: database, processes: [] };
   try {
@@ -152,14 +105,13 @@ async function runHashq(id, files, admin, Client) {
       HASHQ_STATE_KEYS: `bench:${randomBytes(32).toString('base64')}`,
       WORKER_METRICS_PORT: '0',
     };
-    const api = startProcess('api', 'dist/apps/api/main.js', env, nodeArgs('BENCH_API_NODE_ARGS'));
+    const api = startProcess('api', 'dist/apps/api/main.js', env, {
+      nodeArgs: nodeArgs('BENCH_API_NODE_ARGS'),
+    });
     const workers = Array.from({ length: WORKERS }, (_, i) =>
-      startProcess(
-        `worker ${i + 1}`,
-        'dist/apps/worker/main.js',
-        env,
-        nodeArgs('BENCH_WORKER_NODE_ARGS'),
-      ),
+      startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env, {
+        nodeArgs: nodeArgs('BENCH_WORKER_NODE_ARGS'),
+      }),
     );
     run.processes.push(api, ...workers);
     const apiUrl = `http://127.0.0.1:${port}`;
@@ -329,27 +281,17 @@ async function runBullmq(prefix, concurrency) {
 async function deleteKeys(prefix) {
   const { Redis } = require('ioredis');
   const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteKeysOn(redis, prefix);
   redis.disconnect();
 }
 
 async function main() {
-  ensureBuilt([
-    'dist/apps/api/main.js',
-    'dist/apps/worker/main.js',
-    'dist/libs/database/src/migrate.js',
-    'libs/native/dist/index.js',
-  ]);
+  ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
   const id = `hashq_benchjobs_${randomBytes(4).toString('hex')}`;
   const files = prepareFiles(path.join(ROOT, '.data', 'bench-jobs', String(FILE_BYTES)), JOBS);
   const admin = new Client({
-    connectionString: Object.assign(new URL(SERVER_URL), { pathname: '/postgres' }).toString(),
+    connectionString: databaseUrlFor(SERVER_URL, 'postgres'),
   });
   await admin.connect();
   const load = () =>

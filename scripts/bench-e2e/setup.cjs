@@ -1,11 +1,21 @@
-// What the end-to-end benchmarks (bench:e2e, bench:sessions) share: building the apps once, and a
-// free loopback port for each server they start.
-const { execFileSync } = require('node:child_process');
+// What the end-to-end benchmarks (bench:e2e, bench:jobs, bench:batch, bench:sessions) share:
+// building the apps once, a free loopback port for each server they start, starting and stopping
+// the API and worker processes, their peak RSS and CPU from /proc, and the clean-up of a run's
+// database URL and BullMQ keys.
+const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..', '..');
+
+/** What a run of the API and the worker needs built: both apps, the migrations, the C addon. */
+const APP_BUILD_FILES = [
+  'dist/apps/api/main.js',
+  'dist/apps/worker/main.js',
+  'dist/libs/database/src/migrate.js',
+  'libs/native/dist/index.js',
+];
 
 /** Runs `npm run build` when one of `files` (relative to the repository) is missing. */
 function ensureBuilt(files) {
@@ -23,4 +33,102 @@ async function freePort() {
   return port;
 }
 
-module.exports = { ensureBuilt, freePort };
+/**
+ * Starts `node [nodeArgs] script` in the repository with `env`; stderr is inherited, stdout
+ * ignored unless `stdout: 'pipe'`. An exit before stopProcess() is reported under `name`.
+ */
+function startProcess(name, script, env, { nodeArgs = [], stdout = 'ignore' } = {}) {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', stdout, 'inherit'],
+  });
+  child.on('exit', (code, signal) => {
+    if (!child.stopping) console.error(`[bench] ${name} exited (${code ?? signal})`);
+  });
+  return child;
+}
+
+/** SIGTERM, and wait for the exit (a child that is gone already is skipped). */
+async function stopProcess(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  child.stopping = true;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Waits until GET <url>/health answers ok, polling every 250 ms `attempts` times. */
+async function waitHealthy(url, attempts = 240) {
+  for (let i = 0; i < attempts; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return;
+    } catch {
+      // starting
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`API ${url} did not become healthy`);
+}
+
+/** Resets the peak resident set size (VmHWM) of a process; Linux >= 4.0. */
+function resetPeakRss(pid) {
+  try {
+    fs.writeFileSync(`/proc/${pid}/clear_refs`, '5');
+  } catch {
+    // not allowed: the peak then covers the process's whole life
+  }
+}
+
+/** Peak resident set size (VmHWM) of a live process, in MiB. */
+function peakRssMiB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+/**
+ * CPU time (user + system, all threads, in seconds) of processes; a load-independent cost: on a
+ * shared machine wall times vary with the neighbours, the CPU a job costs much less. Tick
+ * resolution (getconf CLK_TCK, 100 here).
+ */
+function cpuSeconds(pids) {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    } catch {
+      // exited
+    }
+  }
+  return ticks / 100;
+}
+
+/** `serverUrl` (a PostgreSQL URL) with its database replaced by `database`. */
+function databaseUrlFor(serverUrl, database) {
+  return Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
+}
+
+/** Deletes the Redis keys under a BullMQ prefix (`<prefix>:*`) through an ioredis connection. */
+async function deleteKeys(redis, prefix) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+    if (keys.length > 0) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+module.exports = {
+  APP_BUILD_FILES,
+  ensureBuilt,
+  freePort,
+  startProcess,
+  stopProcess,
+  waitHealthy,
+  resetPeakRss,
+  peakRssMiB,
+  cpuSeconds,
+  databaseUrlFor,
+  deleteKeys,
+};

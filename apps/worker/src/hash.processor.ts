@@ -13,13 +13,14 @@ import {
 import { isWithin, SourceFactory } from '@hashq/sources';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { type BeforeApplicationShutdown, Inject } from '@nestjs/common';
-import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
+import { type Job, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 
 import { CheckpointStore } from './checkpoint-store';
 import { HashRun, type RunOutcome } from './hash-run';
 import { classifyError, LeaseLostError } from './job-errors';
 import { JobSlots } from './job-slots';
+import { moveBackToWait } from './move-back-to-wait';
 import { WorkerMetrics } from './worker-metrics';
 
 /** BullMQ options are fixed when the class is decorated, so loadConfig runs when this module loads. */
@@ -70,11 +71,11 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     job: Job<HashJobData>,
     token?: string,
   ): Promise<{ status: RunOutcome | 'skipped' }> {
-    if (this.draining) return this.moveBackToWait(job, token);
+    if (this.draining) return moveBackToWait(job, token);
     const free = this.slots.take(job.data.totalBytes);
     if (!free) {
       this.log.debug({ bullJobId: job.id }, 'every large-job slot is taken: job handed back');
-      return this.moveBackToWait(job, token);
+      return moveBackToWait(job, token);
     }
     try {
       return await this.run(job, token);
@@ -123,7 +124,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     } catch (err) {
       throw await this.settleError(err, job, leased, run, log);
     }
-    if (outcome === 'handed-back') return this.moveBackToWait(job, token);
+    if (outcome === 'handed-back') return moveBackToWait(job, token);
     return { status: outcome };
   }
 
@@ -148,12 +149,6 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   @OnWorkerEvent('error')
   onError(err: Error): void {
     this.log.error({ err: err.message }, 'worker error');
-  }
-
-  /** Back to 'wait' in BullMQ right away (no stall timeout): another worker continues from the checkpoint. */
-  private async moveBackToWait(job: Job, token: string | undefined): Promise<never> {
-    await job.moveToWait(token);
-    throw new WaitingError();
   }
 
   /** Records the failure in PostgreSQL and tells BullMQ whether to retry. */

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import { BatchDispatcher } from '@hashq/batches/batch-dispatch';
 import { BatchItemsRepository } from '@hashq/batches/batch-items.repository';
 import { BatchesRepository, type BatchRow } from '@hashq/batches/batches.repository';
@@ -11,9 +9,9 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
 import { ApiError } from '../common/api-error';
+import { checkIdempotencyKey, idempotencyRequestHash } from '../common/idempotency';
 import { decodeCursor, encodeCursor, isUuid } from '../jobs/cursor';
 import { JobRequestValidator } from '../jobs/job-request.validator';
-import { canonicalJson, MAX_IDEMPOTENCY_KEY_LENGTH } from '../jobs/jobs.service';
 import {
   type BatchItemListResponse,
   type BatchListResponse,
@@ -59,15 +57,7 @@ export class BatchesService {
     tenantId: string,
     idempotencyKey?: string,
   ): Promise<SubmittedBatch> {
-    if (
-      idempotencyKey !== undefined &&
-      (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-    ) {
-      throw ApiError.badRequest(
-        'INVALID_IDEMPOTENCY_KEY',
-        `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
-      );
-    }
+    checkIdempotencyKey(idempotencyKey);
     const checked = this.validator.check({
       source: null,
       algorithms: dto.algorithms,
@@ -98,10 +88,7 @@ export class BatchesService {
         ...(dto.verify ? { verify: dto.verify } : {}),
       },
       idempotencyKey,
-      requestHash:
-        idempotencyKey === undefined
-          ? undefined
-          : createHash('sha256').update(canonicalJson(dto)).digest('hex'),
+      requestHash: idempotencyRequestHash(idempotencyKey, dto),
     });
     if (result.kind === 'existing' && !result.sameRequest) {
       throw new ApiError(

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-
 import { HASHQ_LOGGER } from '@hashq/config';
 import type { JobEntity } from '@hashq/database';
 import {
@@ -17,6 +15,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 
 import { ApiError } from '../common/api-error';
+import { checkIdempotencyKey, idempotencyRequestHash } from '../common/idempotency';
 import { decodeCursor, encodeCursor, isUuid } from './cursor';
 import type { CreateJobDto } from './dto/create-job.dto';
 import type { JobListResponse, JobResponse } from './dto/job.response';
@@ -26,7 +25,6 @@ import { JobRequestValidator } from './job-request.validator';
 import { JobSourceResolver } from './job-source.resolver';
 import { TenantPolicy, tenantQueueFull } from './tenant-policy';
 
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** How long a submit waits for Redis before answering anyway (the reconciler enqueues later). */
 const ENQUEUE_TIMEOUT_MS = 2000;
 
@@ -34,18 +32,6 @@ export interface SubmitResult {
   job: JobResponse;
   /** true when an Idempotency-Key matched an earlier identical request */
   replayed: boolean;
-}
-
-/** Stable JSON (sorted keys) of a request, so equal bodies hash equal whatever their key order. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 @Injectable()
@@ -66,22 +52,11 @@ export class JobsService {
     dto: CreateJobDto,
     idempotencyKey?: string,
   ): Promise<SubmitResult> {
-    if (
-      idempotencyKey !== undefined &&
-      (idempotencyKey.length === 0 || idempotencyKey.length > MAX_IDEMPOTENCY_KEY_LENGTH)
-    ) {
-      throw ApiError.badRequest(
-        'INVALID_IDEMPOTENCY_KEY',
-        `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters`,
-      );
-    }
+    checkIdempotencyKey(idempotencyKey);
     const checked = this.validator.check(dto);
     const source = await this.sources.resolve(dto.source);
     await this.tenantPolicy.checkSource(tenantId, source.ref);
-    const requestHash =
-      idempotencyKey === undefined
-        ? undefined
-        : createHash('sha256').update(canonicalJson(dto)).digest('hex');
+    const requestHash = idempotencyRequestHash(idempotencyKey, dto);
 
     const result = await this.jobs
       .insert({

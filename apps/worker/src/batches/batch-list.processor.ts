@@ -13,6 +13,7 @@ import { type Job, UnrecoverableError, WaitingError } from 'bullmq';
 import type { Logger } from 'pino';
 
 import { classifyError } from '../job-errors';
+import { moveBackToWait } from '../move-back-to-wait';
 import { BatchListers } from './batch-listers';
 
 function workerOptions() {
@@ -52,7 +53,7 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
 
   async process(job: Job<BatchListJobData>, token?: string): Promise<{ status: string }> {
     const batchId = job.data.batchId;
-    if (this.draining) return this.moveBackToWait(job, token);
+    if (this.draining) return moveBackToWait(job, token);
     const batch = await this.batches.leaseListing(batchId, this.owner, this.config.leaseSeconds);
     if (!batch) {
       this.log.info({ batchId }, 'batch listing is not due: nothing to do');
@@ -103,7 +104,7 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
     let cursor = batch.listCursor;
     let listed = batch.listedItems;
     for (;;) {
-      if (this.draining) return this.moveBackToWait(job, token);
+      if (this.draining) return moveBackToWait(job, token);
       const page = await lister.page(cursor, groupSize);
       if (listed + page.items.length > maxItems) {
         await this.batches.failListing(batch, {
@@ -139,11 +140,6 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
         return { status: 'listed' };
       }
     }
-  }
-
-  private async moveBackToWait(job: Job, token: string | undefined): Promise<never> {
-    await job.moveToWait(token);
-    throw new WaitingError();
   }
 
   /** A fault of the source itself fails the batch; a transient one is retried by BullMQ. */

@@ -4,36 +4,22 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+import { decimalInteger, PageQuery } from '../../common/page.query';
+
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../common/page.query';
 export const DEFAULT_ITEMS_PAGE_SIZE = 100;
 export const MAX_ITEMS_PAGE_SIZE = 1000;
 export const REPORT_FORMATS = ['sha256sum', 'bsd', 'csv', 'jsonl'] as const;
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-const decimalInteger = ({ value }: { value: unknown }): unknown =>
-  typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
-
-export class ListBatchesQuery {
+export class ListBatchesQuery extends PageQuery {
   @ApiPropertyOptional({ enum: BATCH_STATUSES })
   @IsOptional()
   @IsIn(BATCH_STATUSES)
   status?: BatchStatus;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
-  @IsOptional()
-  @Transform(decimalInteger)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_PAGE_SIZE)
-  limit?: number;
-
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page' })
-  @IsOptional()
-  @IsString()
-  cursor?: string;
 }
 
+/** Pages of items are bigger (up to MAX_ITEMS_PAGE_SIZE): its own limit, not PageQuery's. */
 export class ListItemsQuery {
   @ApiPropertyOptional({ enum: BATCH_ITEM_STATUSES })
   @IsOptional()
