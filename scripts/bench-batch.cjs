@@ -32,6 +32,7 @@ const {
   peakRssMiB,
   databaseUrlFor,
   deleteKeys,
+  BENCH_API_ENV,
 } = require('./bench-e2e/setup.cjs');
 
 const ROOT = path.join(__dirname, '..');
@@ -148,6 +149,7 @@ async function main() {
       QUEUE_PREFIX: database,
       HASHQ_FILE_ROOTS: base,
       HASHQ_STATE_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      ...BENCH_API_ENV,
       WORKER_METRICS_PORT: '0',
       BATCH_MAX_ACTIVE: '100',
       LOG_LEVEL: 'warn',

@@ -46,6 +46,7 @@ const {
   cpuSeconds,
   databaseUrlFor,
   deleteKeys,
+  BENCH_API_ENV,
 } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 const { startS3, ensureObject } = require('./bench-e2e/s3.cjs');
@@ -262,7 +263,7 @@ async function main() {
   const common = {
     id,
     pairs: [],
-    env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot, HASHQ_STATE_KEYS: stateKeys },
+    env: { REDIS_URL, HASHQ_FILE_ROOTS: fileRoot, HASHQ_STATE_KEYS: stateKeys, ...BENCH_API_ENV },
   };
   if (process.env.CHUNK_BYTES) common.env.CHUNK_BYTES = String(CHUNK_BYTES);
   let s3;

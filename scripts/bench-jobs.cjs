@@ -38,6 +38,7 @@ const {
   cpuSeconds,
   databaseUrlFor,
   deleteKeys: deleteKeysOn,
+  BENCH_API_ENV,
 } = require('./bench-e2e/setup.cjs');
 const { printTable } = require('./bench-e2e/table.cjs');
 
@@ -103,6 +104,7 @@ async function runHashq(id, files, admin, Client) {
       REDIS_URL,
       HASHQ_FILE_ROOTS: path.dirname(files[0].file),
       HASHQ_STATE_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+      ...BENCH_API_ENV,
       WORKER_METRICS_PORT: '0',
     };
     const api = startProcess('api', 'dist/apps/api/main.js', env, {

@@ -35,7 +35,7 @@ const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
 
-const { ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const { BENCH_API_ENV, ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 
 const ROOT = path.join(__dirname, '..');
@@ -252,9 +252,7 @@ async function main() {
         DATABASE_URL: databaseUrl,
         LOG_LEVEL: 'warn',
         HASHQ_STATE_KEYS: stateKeys,
-        // off unless set: 1,000 sessions make ~6,000 requests a minute from one address, and the
-        // limiter's own cost (a Redis round trip per request) is not what this bench measures
-        HASHQ_RATE_LIMIT: process.env.HASHQ_RATE_LIMIT ?? '0',
+        ...BENCH_API_ENV,
       },
       {
         nodeArgs: [

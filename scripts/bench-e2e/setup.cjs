@@ -119,8 +119,20 @@ async function deleteKeys(redis, prefix) {
   } while (cursor !== '0');
 }
 
+/**
+ * What every bench gives the API it starts: keys off (a bench is a local, loopback-only client, and
+ * a key check is one cached hash compare, not what a bench measures) and the rate limiter off
+ * unless HASHQ_RATE_LIMIT is set (a bench sends thousands of requests a minute from one address).
+ */
+const BENCH_API_ENV = {
+  HOST: '127.0.0.1',
+  HASHQ_AUTH: 'off',
+  HASHQ_RATE_LIMIT: process.env.HASHQ_RATE_LIMIT ?? '0',
+};
+
 module.exports = {
   APP_BUILD_FILES,
+  BENCH_API_ENV,
   ensureBuilt,
   freePort,
   startProcess,
