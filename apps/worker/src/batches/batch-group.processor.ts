@@ -71,9 +71,8 @@ export class BatchGroupProcessor extends WorkerHost {
     const fileRoots = realRoots(tenantFileRoots(tenant.fileRoots, this.config.fileRoots));
     const listed = await this.items.pendingOfGroup(batchId, group);
     const refused = listed.flatMap((item) => refusal(item, tenant, fileRoots));
-    const pending = await withLocalSizes(
-      listed.filter((item) => !refused.some((result) => result.seq === item.seq)),
-    );
+    const refusedSeqs = new Set(refused.map((result) => result.seq));
+    const pending = await withLocalSizes(listed.filter((item) => !refusedSeqs.has(item.seq)));
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
