@@ -70,6 +70,8 @@ export type BatchInsertResult =
 /** The batch as the listing step holds it under its lease. */
 export interface LeasedBatch {
   id: string;
+  /** The owner: its file_roots, allowed_hosts and allowed_buckets narrow what is listed. */
+  tenantId: string;
   fence: number;
   source: BatchSource;
   manifest: string | null;
@@ -232,6 +234,7 @@ export class BatchesRepository {
   async leaseListing(id: string, owner: string, leaseSeconds: number): Promise<LeasedBatch | null> {
     const [row] = rawRows<{
       id: string;
+      tenant_id: string;
       fence: string;
       source: BatchSource;
       manifest: string | null;
@@ -247,13 +250,15 @@ export class BatchesRepository {
                 lease_expires_at = now() + make_interval(secs => $3),
                 started_at = coalesce(started_at, now()), updated_at = now()
           WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND NOT listing_done))
-          RETURNING id, fence, source, manifest, algorithms, options, list_cursor, listed_items, dispatch_round`,
+          RETURNING id, tenant_id, fence, source, manifest, algorithms, options, list_cursor,
+                    listed_items, dispatch_round`,
         [id, owner, leaseSeconds],
       ),
     );
     if (!row) return null;
     return {
       id: row.id,
+      tenantId: row.tenant_id,
       fence: Number(row.fence),
       source: row.source,
       manifest: row.manifest,

@@ -16,6 +16,7 @@ export * from './queue-reconciler';
 export * from './queue-reconciler.module';
 export * from './redis';
 export * from './source-ref';
+export * from './tenant-rules';
 export * from './tenant-store.module';
 export * from './tenants.repository';
 export * from './with-timeout';

@@ -9,7 +9,8 @@ export type SourceErrorCode =
   | 'SOURCE_ADDRESS_FORBIDDEN'
   | 'SOURCE_READ_FAILED'
   | 'SOURCE_TOO_SLOW'
-  | 'SOURCE_TOO_LARGE';
+  | 'SOURCE_TOO_LARGE'
+  | 'SOURCE_NOT_ALLOWED';
 
 /** Codes that no retry can cure: the job fails at once. */
 const PERMANENT: ReadonlySet<SourceErrorCode> = new Set<SourceErrorCode>([
@@ -22,6 +23,7 @@ const PERMANENT: ReadonlySet<SourceErrorCode> = new Set<SourceErrorCode>([
   'SOURCE_ADDRESS_FORBIDDEN',
   'SOURCE_TOO_SLOW',
   'SOURCE_TOO_LARGE',
+  'SOURCE_NOT_ALLOWED',
 ]);
 
 export class SourceError extends Error {

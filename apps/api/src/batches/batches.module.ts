@@ -1,11 +1,13 @@
 import { BatchQueuesModule, BatchReconcilerModule } from '@hashq/batches/batch-dispatch';
-import { HashQueueModule, JobStoreModule } from '@hashq/jobs';
+import { HashQueueModule, JobStoreModule, TenantStoreModule } from '@hashq/jobs';
 import { Module } from '@nestjs/common';
 
 import { AlgorithmsModule } from '../algorithms/algorithms.module';
 import { JobRequestValidator } from '../jobs/job-request.validator';
+import { TenantPolicy } from '../jobs/tenant-policy';
 import { BatchReport } from './batch-report';
 import { BatchSourceResolver } from './batch-source.resolver';
+import { BatchTenantPolicy } from './batch-tenant-policy';
 import { BatchesController } from './batches.controller';
 import { BatchesService } from './batches.service';
 
@@ -16,8 +18,16 @@ import { BatchesService } from './batches.service';
     JobStoreModule,
     HashQueueModule,
     AlgorithmsModule,
+    TenantStoreModule,
   ],
   controllers: [BatchesController],
-  providers: [BatchesService, BatchSourceResolver, BatchReport, JobRequestValidator],
+  providers: [
+    BatchesService,
+    BatchSourceResolver,
+    BatchReport,
+    JobRequestValidator,
+    TenantPolicy,
+    BatchTenantPolicy,
+  ],
 })
 export class BatchesModule {}

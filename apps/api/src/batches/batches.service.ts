@@ -21,6 +21,7 @@ import {
   toItemResponse,
 } from './batch.view';
 import { BatchSourceResolver } from './batch-source.resolver';
+import { BatchTenantPolicy } from './batch-tenant-policy';
 import {
   DEFAULT_ITEMS_PAGE_SIZE,
   DEFAULT_PAGE_SIZE,
@@ -47,6 +48,7 @@ export class BatchesService {
     private readonly dispatch: BatchDispatcher,
     private readonly validator: JobRequestValidator,
     private readonly sources: BatchSourceResolver,
+    private readonly tenantPolicy: BatchTenantPolicy,
     @InjectQueue(HASH_QUEUE) private readonly hashQueue: Queue<HashJobData>,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
@@ -65,6 +67,10 @@ export class BatchesService {
       priority: dto.priority,
     });
     const { source, manifest } = await this.sources.resolve(dto.source, dto.verify, {
+      algorithms: checked.algorithms,
+      outputLength: checked.options.outputLength,
+    });
+    await this.tenantPolicy.check(tenantId, source, manifest, {
       algorithms: checked.algorithms,
       outputLength: checked.options.outputLength,
     });

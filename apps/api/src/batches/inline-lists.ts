@@ -1,5 +1,6 @@
 import type { BatchSource } from '@hashq/batches/batches.repository';
 import { ManifestInvalidError, parseInlineManifest } from '@hashq/batches/listing/manifest';
+import type { ListedItem } from '@hashq/batches/listing/types';
 import { parseInlineSums } from '@hashq/batches/sums/sum-parser';
 import { remoteSumsBase } from '@hashq/batches/sums-base';
 
@@ -20,12 +21,24 @@ export async function checkInlineList(
   content: string,
   hashing: InlineHashing,
 ): Promise<void> {
+  await inlineListItems(source, content, hashing);
+}
+
+/** The items of an inline manifest or SUM file (a 400 MANIFEST_LINE_INVALID for bad lines). */
+export async function inlineListItems(
+  source: BatchSource,
+  content: string,
+  hashing: InlineHashing,
+): Promise<ListedItem[]> {
   try {
     if (source.type === 'manifest') {
-      await parseInlineManifest(content, (source.format as 'csv' | 'lines' | undefined) ?? 'auto');
+      return await parseInlineManifest(
+        content,
+        (source.format as 'csv' | 'lines' | undefined) ?? 'auto',
+      );
     } else {
       const base = source.base as string;
-      await parseInlineSums(content, {
+      return await parseInlineSums(content, {
         base: base.startsWith('/') ? { type: 'directory', path: base } : remoteSumsBase(base),
         algorithms: hashing.algorithms,
         outputLength: hashing.outputLength,

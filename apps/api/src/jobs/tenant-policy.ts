@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 import type { SourceRef } from '@hashq/jobs';
-import { type Tenant, TenantsRepository } from '@hashq/jobs';
+import { remoteRefusal, type Tenant, TenantsRepository } from '@hashq/jobs';
 import { isWithin } from '@hashq/sources';
 import { HttpStatus, Injectable } from '@nestjs/common';
 
@@ -11,7 +11,7 @@ import { ApiError } from '../common/api-error';
 /** SQLSTATE of the jobs_tenant_limits trigger's refusal (migrations/1796700000000-TenantLimits.ts). */
 const TENANT_QUEUE_FULL_SQLSTATE = 'HQ429';
 
-function realOrLexical(path: string): string {
+export function realOrLexical(path: string): string {
   try {
     return realpathSync(path);
   } catch {
@@ -19,14 +19,7 @@ function realOrLexical(path: string): string {
   }
 }
 
-/** `host` matches an allowed_hosts entry: the same name, or any name below `*.suffix`. */
-export function hostAllowed(allowed: readonly string[], host: string): boolean {
-  const name = host.toLowerCase().replace(/\.$/, '');
-  return allowed.some((entry) => {
-    const pattern = entry.toLowerCase().replace(/\.$/, '');
-    return pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern;
-  });
-}
+export { hostAllowed } from '@hashq/jobs';
 
 const notAllowed = (tenant: Tenant, message: string, details: object): ApiError =>
   new ApiError(HttpStatus.FORBIDDEN, 'SOURCE_NOT_ALLOWED', message, {
@@ -60,24 +53,12 @@ export class TenantPolicy {
             { path: source.path },
           );
         return;
-      case 'http': {
-        const host = new URL(source.url).hostname.replace(/^\[(.*)\]$/, '$1');
-        if (tenant.allowedHosts && !hostAllowed(tenant.allowedHosts, host))
-          throw notAllowed(tenant, `host ${host} is not among the tenant's allowed hosts`, {
-            host,
-          });
+      case 'http':
+      case 's3': {
+        const refusal = remoteRefusal(tenant, source);
+        if (refusal) throw notAllowed(tenant, refusal.message, refusal.details);
         return;
       }
-      case 's3':
-        if (tenant.allowedBuckets && !tenant.allowedBuckets.includes(source.bucket))
-          throw notAllowed(
-            tenant,
-            `bucket ${source.bucket} is not among the tenant's allowed buckets`,
-            {
-              bucket: source.bucket,
-            },
-          );
-        return;
     }
   }
 

@@ -1,7 +1,11 @@
 import { realpathSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 
-import { type BatchItemRow, BatchItemsRepository } from '@hashq/batches/batch-items.repository';
+import {
+  type BatchItemRow,
+  BatchItemsRepository,
+  type ItemResult,
+} from '@hashq/batches/batch-items.repository';
 import { BatchesRepository, type BatchRow } from '@hashq/batches/batches.repository';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import {
@@ -12,8 +16,12 @@ import {
   hashJobData,
   hashJobOptions,
   JobsRepository,
+  remoteRefusal,
+  type Tenant,
+  tenantFileRoots,
+  TenantsRepository,
 } from '@hashq/jobs';
-import { SourceFactory } from '@hashq/sources';
+import { isWithin, SourceFactory } from '@hashq/sources';
 import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { Inject } from '@nestjs/common';
 import type { Job, Queue } from 'bullmq';
@@ -40,25 +48,17 @@ function workerOptions() {
  */
 @Processor(BATCH_GROUP_QUEUE, workerOptions())
 export class BatchGroupProcessor extends WorkerHost {
-  private readonly fileRoots: string[];
-
   constructor(
     private readonly batches: BatchesRepository,
     private readonly items: BatchItemsRepository,
     private readonly jobs: JobsRepository,
     private readonly sources: SourceFactory,
+    private readonly tenants: TenantsRepository,
     @InjectQueue(HASH_QUEUE) private readonly hashQueue: Queue<HashJobData>,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly log: Logger,
   ) {
     super();
-    this.fileRoots = config.fileRoots.map((root) => {
-      try {
-        return realpathSync(root);
-      } catch {
-        return root;
-      }
-    });
   }
 
   async process(job: Job<BatchGroupJobData>): Promise<{ status: string; hashed?: number }> {
@@ -66,20 +66,29 @@ export class BatchGroupProcessor extends WorkerHost {
     const batch = await this.batches.find(batchId);
     if (!batch || batch.status !== 'running') return { status: 'skipped' };
     const log = this.log.child({ batchId, group, attempt: job.attemptsMade + 1 });
-    const pending = await withLocalSizes(await this.items.pendingOfGroup(batchId, group));
+    const tenant = await this.tenants.settings(batch.tenantId);
+    if (!tenant) throw new Error(`unknown tenant ${batch.tenantId}`);
+    const fileRoots = realRoots(tenantFileRoots(tenant.fileRoots, this.config.fileRoots));
+    const listed = await this.items.pendingOfGroup(batchId, group);
+    const refused = listed.flatMap((item) => refusal(item, tenant, fileRoots));
+    const refusedSeqs = new Set(refused.map((result) => result.seq));
+    const pending = await withLocalSizes(listed.filter((item) => !refusedSeqs.has(item.seq)));
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
     const results = await hashGroup(small, {
       algorithms: algorithmsFor(batch, small),
       outputLength: batch.options.outputLength,
-      fileRoots: this.fileRoots,
+      fileRoots,
       sources: this.sources,
       remoteParallel: 8,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     });
-    const written = await this.items.writeResults(batchId, results);
-    log.debug({ hashed: small.length, written, jobs: big.length }, 'batch group done');
+    const written = await this.items.writeResults(batchId, [...refused, ...results]);
+    log.debug(
+      { hashed: small.length, refused: refused.length, written, jobs: big.length },
+      'batch group done',
+    );
     return { status: 'done', hashed: written };
   }
 
@@ -150,4 +159,33 @@ function algorithmsFor(batch: BatchRow, items: readonly BatchItemRow[]): string[
   const names = new Set(batch.algorithms);
   for (const item of items) for (const name of Object.keys(item.expected ?? {})) names.add(name);
   return [...names];
+}
+
+function realRoots(roots: readonly string[]): string[] {
+  return roots.map((root) => {
+    try {
+      return realpathSync(root);
+    } catch {
+      return root;
+    }
+  });
+}
+
+/**
+ * An item the batch's tenant may not read (docs/tenants.md), e.g. a line of a referenced manifest:
+ * a file outside its roots (the listed path is a real path) is PATH_OUTSIDE_ROOTS, a host or
+ * bucket it is not allowed SOURCE_NOT_ALLOWED. The item fails; the others go on.
+ */
+function refusal(item: BatchItemRow, tenant: Tenant, fileRoots: readonly string[]): ItemResult[] {
+  const source = item.source;
+  if (source.type === 'file') {
+    if (fileRoots.some((root) => isWithin(root, source.path))) return [];
+    return [failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots')];
+  }
+  const refused = remoteRefusal(tenant, source);
+  return refused ? [failed(item, refused.code, refused.message)] : [];
+}
+
+function failed(item: BatchItemRow, code: string, message: string): ItemResult {
+  return { seq: item.seq, status: 'failed', errorCode: code, errorMessage: message };
 }

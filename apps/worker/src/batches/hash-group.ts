@@ -12,7 +12,7 @@ import { classifyError } from '../job-errors';
 export interface GroupSettings {
   algorithms: readonly string[];
   outputLength?: number;
-  /** Real paths of HASHQ_FILE_ROOTS: file items are opened beneath the root that holds them. */
+  /** Real paths of the tenant's roots (inside HASHQ_FILE_ROOTS): file items open beneath them. */
   fileRoots: readonly string[];
   sources: SourceFactory;
   /** Remote items read at once. */
