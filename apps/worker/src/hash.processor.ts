@@ -189,17 +189,20 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   }
 
   /**
-   * Where the tenant's file sources are opened: beneath its file_roots (those inside
-   * HASHQ_FILE_ROOTS) when it has them, so a path checked at submission cannot be swapped for one
-   * outside them before the worker opens it.
+   * The tenant's sources: files opened beneath its file_roots (those inside HASHQ_FILE_ROOTS), so a
+   * path checked at submission cannot be swapped for one outside them before the worker opens it;
+   * HTTP(S) limited to its allowed_hosts at every hop, redirects included.
    */
   private async sourcesOf(tenantId: string): Promise<SourceFactory> {
-    const roots = (await this.tenants.settings(tenantId))?.fileRoots;
-    if (!roots) return this.sources;
-    const deployment = this.config.fileRoots.map((root) => resolve(root));
-    return this.sources.withFileRoots(
-      roots.filter((root) => deployment.some((base) => isWithin(base, resolve(root)))),
-    );
+    const tenant = await this.tenants.settings(tenantId);
+    let sources = this.sources;
+    if (tenant?.fileRoots) {
+      const deployment = this.config.fileRoots.map((root) => resolve(root));
+      sources = sources.withFileRoots(
+        tenant.fileRoots.filter((root) => deployment.some((base) => isWithin(base, resolve(root)))),
+      );
+    }
+    return tenant?.allowedHosts ? sources.withAllowedHosts(tenant.allowedHosts) : sources;
   }
 
   private runSettings() {

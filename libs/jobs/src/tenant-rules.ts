@@ -1,18 +1,11 @@
 import { resolve } from 'node:path';
 
-import { isWithin } from '@hashq/sources';
+import { hostAllowed, isWithin } from '@hashq/sources';
 
 import type { SourceRef } from './source-ref';
 import type { Tenant } from './tenants.repository';
 
-/** `host` matches an allowed_hosts entry: the same name, or any name below `*.suffix`. */
-export function hostAllowed(allowed: readonly string[], host: string): boolean {
-  const name = host.toLowerCase().replace(/\.$/, '');
-  return allowed.some((entry) => {
-    const pattern = entry.toLowerCase().replace(/\.$/, '');
-    return pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern;
-  });
-}
+export { hostAllowed };
 
 /** Why a tenant may not read a remote source. */
 export interface RemoteRefusal {

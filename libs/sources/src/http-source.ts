@@ -7,6 +7,7 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 import { chunkBody } from './chunked-body';
+import { hostAllowed } from './host-patterns';
 import type { NetGuard } from './net-guard';
 import {
   type OpenedSource,
@@ -28,6 +29,8 @@ export interface HttpSettings {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
   maxRedirects: number;
+  /** A tenant's allowed_hosts, checked at every hop (redirects included); absent: any host. */
+  allowedHosts?: readonly string[];
 }
 
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -199,6 +202,17 @@ export class HttpSource implements Source {
 
   private send(url: URL, headers: OutgoingHttpHeaders): Promise<IncomingMessage> {
     this.settings.guard.assertHostAllowed(url.hostname);
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const allowed = this.settings.allowedHosts;
+    if (allowed && !hostAllowed(allowed, host)) {
+      throw new SourceError(
+        'SOURCE_NOT_ALLOWED',
+        `host ${host} is not among the tenant's allowed hosts`,
+        {
+          host,
+        },
+      );
+    }
     const secure = url.protocol === 'https:';
     return new Promise((resolve, reject) => {
       const req = (secure ? httpsRequest : httpRequest)(url, {

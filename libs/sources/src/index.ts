@@ -1,5 +1,6 @@
 export * from './file-roots';
 export * from './file-source';
+export * from './host-patterns';
 export * from './http-source';
 export * from './net-guard';
 export { isWithin } from './open-beneath';

@@ -8,6 +8,8 @@ import { NetGuard } from './net-guard';
  */
 export interface RemoteConfig extends RemoteSettings {
   guard: NetGuard;
+  /** A tenant's allowed_hosts (SourceFactory.withAllowedHosts); absent: any host the guard allows. */
+  allowedHosts?: readonly string[];
 }
 
 /** The remote sources' configuration from the apps' validated configuration (defaults without one). */

@@ -97,6 +97,17 @@ export class SourceFactory {
     }
   }
 
+  /** This factory with HTTP(S) sources limited to `hosts` at every hop (a tenant's allowed_hosts). */
+  withAllowedHosts(hosts: readonly string[]): SourceFactory {
+    const key = `hosts\0${hosts.join('\0')}`;
+    let factory = this.narrowed.get(key);
+    if (!factory) {
+      factory = new SourceFactory(this.fileRoots, { ...this.remote, allowedHosts: hosts }, this);
+      this.narrowed.set(key, factory);
+    }
+    return factory;
+  }
+
   /** One S3 client for a factory and the ones narrowed from it. */
   private s3Client(): S3Client {
     if (this.parent) return this.parent.s3Client();
