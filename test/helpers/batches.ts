@@ -9,25 +9,11 @@ import { dirname, join } from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 
+import type { BatchResponse } from '../../apps/api/src/batches/batch.view';
 import type { WorkerProcess } from './worker-process';
 
-export interface BatchBody {
-  id: string;
-  status: string;
-  items: {
-    total: number | null;
-    listed: number;
-    done: number;
-    succeeded: number;
-    failed: number;
-    mismatched: number;
-    canceled: number;
-    pending: number;
-  };
-  bytes: { total: number | null; listed: number; done: number };
-  errors: Record<string, number>;
-  error: { code: string; message: string } | null;
-}
+/** A batch as the API answers it (JSON: dates are strings, which no helper reads). */
+export type BatchBody = BatchResponse;
 
 export interface ItemBody {
   seq: number;
