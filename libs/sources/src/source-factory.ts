@@ -34,17 +34,10 @@ export class SourceFactory {
    * inside this factory's roots; none: no file source at all). Remote sources are the same.
    */
   withFileRoots(roots: readonly string[]): SourceFactory {
-    const key = roots.join('\0');
-    let factory = this.narrowed.get(key);
-    if (!factory) {
-      factory = new SourceFactory(
-        roots.length > 0 ? new FileRoots(roots) : null,
-        this.remote,
-        this,
-      );
-      this.narrowed.set(key, factory);
-    }
-    return factory;
+    return this.narrow(
+      `roots\0${roots.join('\0')}`,
+      () => new SourceFactory(roots.length > 0 ? new FileRoots(roots) : null, this.remote, this),
+    );
   }
 
   create(spec: SourceSpec): Source {
@@ -99,10 +92,17 @@ export class SourceFactory {
 
   /** This factory with HTTP(S) sources limited to `hosts` at every hop (a tenant's allowed_hosts). */
   withAllowedHosts(hosts: readonly string[]): SourceFactory {
-    const key = `hosts\0${hosts.join('\0')}`;
+    return this.narrow(
+      `hosts\0${hosts.join('\0')}`,
+      () => new SourceFactory(this.fileRoots, { ...this.remote, allowedHosts: hosts }, this),
+    );
+  }
+
+  /** A narrowed factory, made once per setting (tenants share the ones of equal settings). */
+  private narrow(key: string, make: () => SourceFactory): SourceFactory {
     let factory = this.narrowed.get(key);
     if (!factory) {
-      factory = new SourceFactory(this.fileRoots, { ...this.remote, allowedHosts: hosts }, this);
+      factory = make();
       this.narrowed.set(key, factory);
     }
     return factory;
