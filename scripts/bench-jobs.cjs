@@ -119,6 +119,7 @@ async function runHashq(id, files, admin, Client) {
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitHealthy(apiUrl);
     const db = new Client({ connectionString: databaseUrl });
+    db.on('error', () => undefined); // the DROP ... WITH (FORCE) of a failed run ends it
     await db.connect();
     let polls = 0;
     const finishedCount = async () => {

@@ -1,5 +1,5 @@
 import { jobStateBinding, SealedStateError, type StateSealer } from '@hashq/crypto';
-import { rawRows } from '@hashq/database';
+import { rawRows, StatementBatcher } from '@hashq/database';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
 import type { SourceVersion } from '@hashq/sources';
 import type { DataSource } from 'typeorm';
@@ -23,6 +23,11 @@ export interface FinalResult {
   error?: JobError;
   /** The version read, when no start() recorded it (a job that one read covers). */
   sourceVersion?: SourceVersion;
+}
+
+interface FinishItem {
+  job: LeasedJob;
+  result: FinalResult;
 }
 
 /** OutageRetryPolicy whose callbacks also learn the job. */
@@ -54,6 +59,13 @@ export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered
 export class CheckpointStore {
   private readonly jobs: string;
   private readonly states: string;
+  /** Jobs of this worker that end at the same time: one UPDATE per group (small jobs end in bursts). */
+  private readonly finishes = new StatementBatcher<FinishItem, boolean>(
+    (items) => this.finishRows(items),
+    (item) => item.job.id,
+    2,
+    256,
+  );
 
   /**
    * `outage`: how heartbeats and checkpoints ride out a PostgreSQL outage (see
@@ -182,24 +194,48 @@ export class CheckpointStore {
     );
   }
 
-  /** Final digests and status in one statement (the trigger deletes the states with it). */
+  /**
+   * Final digests and status in one statement (the trigger deletes the states with it), fenced
+   * like every write here; the finishes of jobs ending at the same time share it.
+   */
   async finish(job: LeasedJob, result: FinalResult): Promise<void> {
-    await this.fenced(
-      job,
-      `status = $3, digests = $4, total_bytes = $5, bytes_done = $5, checkpoint_offset = $5, bytes_read = $6,
-       error_code = $7, error_message = $8, error_details = $9, source_version = coalesce($10, source_version),
-       finished_at = now(), lease_owner = NULL, lease_expires_at = NULL`,
+    const landed = await this.finishes.submit({ job, result });
+    if (!landed) throw new LeaseLostError(job.id, job.fence);
+  }
+
+  /** One fenced UPDATE for many finishes: true for each job whose row it changed. */
+  private async finishRows(items: FinishItem[]): Promise<boolean[]> {
+    const result: unknown = await this.db.query(
+      `UPDATE ${this.jobs} j
+          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
+              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
+              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
+              source_version = coalesce(f.source_version, j.source_version), finished_at = now(),
+              lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb)
+              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
+                   error_code text, error_message text, error_details jsonb, source_version jsonb)
+        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'running'
+        RETURNING j.id`,
       [
-        result.status,
-        JSON.stringify(result.digests),
-        result.totalBytes,
-        result.bytesRead,
-        result.error?.code ?? null,
-        result.error?.message ?? null,
-        result.error?.details === undefined ? null : JSON.stringify(result.error.details),
-        result.sourceVersion === undefined ? null : JSON.stringify(result.sourceVersion),
+        JSON.stringify(
+          items.map(({ job, result }) => ({
+            id: job.id,
+            fence: job.fence,
+            status: result.status,
+            digests: result.digests,
+            total_bytes: result.totalBytes,
+            bytes_read: result.bytesRead,
+            error_code: result.error?.code ?? null,
+            error_message: result.error?.message ?? null,
+            error_details: result.error?.details ?? null,
+            source_version: result.sourceVersion ?? null,
+          })),
+        ),
       ],
     );
+    const landed = new Set(rawRows<{ id: string }>(result).map((row) => row.id));
+    return items.map((item) => landed.has(item.job.id));
   }
 
   /** Permanent failure: the job ends 'failed' with its code. */

@@ -6,3 +6,4 @@ export * from './job.entity';
 export * from './migrate';
 export * from './pool-guard';
 export * from './raw-sql';
+export * from './statement-batcher';

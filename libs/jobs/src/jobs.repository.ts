@@ -1,4 +1,6 @@
-import { JobEntity, rawRows } from '@hashq/database';
+import { randomUUID } from 'node:crypto';
+
+import { JobEntity, rawRows, StatementBatcher } from '@hashq/database';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -29,6 +31,25 @@ export interface NewJob {
   idempotencyKey?: string;
   requestHash?: string;
 }
+
+/** A job to insert with the id it will have. */
+interface InsertItem {
+  id: string;
+  tenantId: string;
+  job: NewJob;
+}
+
+/** A lease to take (JobsRepository.lease). */
+interface LeaseItem {
+  jobId: string;
+  owner: string;
+  leaseSeconds: number;
+  maxAttempts: number;
+}
+
+/** Grouped statements (inserts, leases) in flight at once (pooled connections they hold), and jobs per statement. */
+const GROUP_STATEMENTS = 2;
+const GROUP_MAX = 256;
 
 export type InsertResult =
   | { kind: 'created'; job: JobEntity }
@@ -89,31 +110,36 @@ export type CancelResult =
 @Injectable()
 export class JobsRepository {
   private readonly jobs: Repository<JobEntity>;
+  /** Submissions of concurrent requests, one INSERT per group (items keyed by job or Idempotency-Key). */
+  private readonly inserts = new StatementBatcher<InsertItem, Record<string, unknown> | undefined>(
+    (items) => this.insertRows(items),
+    ({ id, tenantId, job }) =>
+      job.idempotencyKey === undefined ? id : `${tenantId}\0${job.idempotencyKey}`,
+    GROUP_STATEMENTS,
+    GROUP_MAX,
+  );
+  /** Leases taken at the same time by one worker's concurrent jobs, one UPDATE per group. */
+  private readonly leases = new StatementBatcher<LeaseItem, JobRow | undefined>(
+    (items) => this.leaseRows(items),
+    (item) => item.jobId,
+    GROUP_STATEMENTS,
+    GROUP_MAX,
+  );
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.jobs = dataSource.getRepository(JobEntity);
   }
 
-  /** One statement for a new job (the row comes back with it); a second one for a key seen before. */
+  /**
+   * A new job: one statement, shared with the submissions of other requests made at the same time
+   * (the row comes back with it); a second one for an Idempotency-Key seen before.
+   */
   async insert(job: NewJob): Promise<InsertResult> {
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
-      `INSERT INTO jobs (status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
-       VALUES ('queued', $1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-       RETURNING *`,
-      [
-        JSON.stringify(job.source),
-        job.algorithms,
-        JSON.stringify(job.options),
-        job.totalBytes,
-        job.idempotencyKey ?? null,
-        job.requestHash ?? null,
-        job.tenantId ?? DEFAULT_TENANT,
-      ],
-    );
-    if (rows.length === 1) return { kind: 'created', job: this.hydrate(rows[0]) };
+    const tenantId = job.tenantId ?? DEFAULT_TENANT;
+    const row = await this.inserts.submit({ id: randomUUID(), tenantId, job });
+    if (row) return { kind: 'created', job: this.hydrate(row) };
     const existing = await this.jobs.findOneByOrFail({
-      tenantId: job.tenantId ?? DEFAULT_TENANT,
+      tenantId,
       idempotencyKey: job.idempotencyKey,
     });
     return {
@@ -121,6 +147,40 @@ export class JobsRepository {
       job: existing,
       sameRequest: existing.requestHash === job.requestHash,
     };
+  }
+
+  /**
+   * One INSERT for many new jobs (ids chosen by the callers, so each finds its row); a job whose
+   * Idempotency-Key exists already gets no row (undefined). The tenant-limits trigger runs per row
+   * and sees the rows before it; its refusal fails the statement, and StatementBatcher then runs
+   * each job alone.
+   */
+  private async insertRows(items: InsertItem[]): Promise<(Record<string, unknown> | undefined)[]> {
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `INSERT INTO jobs (id, status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
+       SELECT r.id, 'queued', r.source, r.algorithms, r.options, r.total_bytes, r.idempotency_key, r.request_hash, r.tenant_id
+         FROM jsonb_to_recordset($1::jsonb)
+              AS r(id uuid, source jsonb, algorithms text[], options jsonb, total_bytes bigint,
+                   idempotency_key text, request_hash text, tenant_id text)
+       ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+       RETURNING *`,
+      [
+        JSON.stringify(
+          items.map(({ id, tenantId, job }) => ({
+            id,
+            source: job.source,
+            algorithms: job.algorithms,
+            options: job.options,
+            total_bytes: job.totalBytes,
+            idempotency_key: job.idempotencyKey ?? null,
+            request_hash: job.requestHash ?? null,
+            tenant_id: tenantId,
+          })),
+        ),
+      ],
+    );
+    const byId = new Map(rows.map((row) => [row.id as string, row]));
+    return items.map((item) => byId.get(item.id));
   }
 
   /** A raw jobs row as TypeORM would load it (column names to properties, transformers applied). */
@@ -201,17 +261,7 @@ export class JobsRepository {
     leaseSeconds: number,
     maxAttempts = Number.MAX_SAFE_INTEGER,
   ): Promise<LeasedJob | null> {
-    const result: unknown = await this.dataSource.query(
-      `UPDATE jobs
-          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
-              lease_owner = $2, lease_expires_at = now() + make_interval(secs => $3),
-              started_at = coalesce(started_at, now()), updated_at = now()
-        WHERE id = $1 AND status IN ('queued', 'running') AND attempts < $4::bigint
-        RETURNING id, tenant_id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence,
-                  source_version, bytes_read, attempts`,
-      [jobId, owner, leaseSeconds, maxAttempts],
-    );
-    const [row] = rawRows<JobRow>(result);
+    const row = await this.leases.submit({ jobId, owner, leaseSeconds, maxAttempts });
     if (!row) return null;
     return {
       id: row.id,
@@ -226,6 +276,29 @@ export class JobsRepository {
       bytesRead: Number(row.bytes_read),
       attempts: row.attempts,
     };
+  }
+
+  /** One UPDATE for the leases a worker takes at the same time; a job not leased gets no row. */
+  private async leaseRows(items: LeaseItem[]): Promise<(JobRow | undefined)[]> {
+    const result: unknown = await this.dataSource.query(
+      `UPDATE jobs
+          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
+              lease_owner = l.owner, lease_expires_at = now() + make_interval(secs => l.secs),
+              started_at = coalesce(started_at, now()), updated_at = now()
+         FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::bigint[]) AS l(id, owner, secs, max_attempts)
+        WHERE jobs.id = l.id AND jobs.status IN ('queued', 'running') AND jobs.attempts < l.max_attempts
+        RETURNING jobs.id, jobs.tenant_id, jobs.fence, jobs.source, jobs.algorithms, jobs.options,
+                  jobs.checkpoint_offset, jobs.checkpoint_fence, jobs.source_version, jobs.bytes_read,
+                  jobs.attempts`,
+      [
+        items.map((item) => item.jobId),
+        items.map((item) => item.owner),
+        items.map((item) => item.leaseSeconds),
+        items.map((item) => Math.min(item.maxAttempts, Number.MAX_SAFE_INTEGER)),
+      ],
+    );
+    const byId = new Map(rawRows<JobRow>(result).map((row) => [row.id, row]));
+    return items.map((item) => byId.get(item.jobId));
   }
 
   /**

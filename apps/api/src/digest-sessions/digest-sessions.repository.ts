@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 
 import { SealedStateError, sessionStateBinding, StateSealer } from '@hashq/crypto';
+import { StatementBatcher } from '@hashq/database';
 import type { DigestValue } from '@hashq/jobs';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-
-import { StatementBatcher } from './statement-batcher';
 
 export type DigestSessionStatus = 'uploading' | 'succeeded' | 'failed' | 'expired';
 

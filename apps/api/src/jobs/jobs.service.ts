@@ -1,5 +1,5 @@
 import { HASHQ_LOGGER } from '@hashq/config';
-import type { JobEntity } from '@hashq/database';
+import { type JobEntity, StatementBatcher } from '@hashq/database';
 import {
   HASH_QUEUE,
   type HashJobData,
@@ -36,6 +36,23 @@ export interface SubmitResult {
 
 @Injectable()
 export class JobsService {
+  /** Jobs of concurrent requests go to BullMQ together: one addBulk (one round trip) per group. */
+  private readonly adds = new StatementBatcher<JobEntity, void>(
+    async (jobs) => {
+      await this.queue.addBulk(
+        jobs.map((job) => ({
+          name: 'hash',
+          data: hashJobData(job.id, job.totalBytes),
+          opts: hashJobOptions(job.id, job.options.priority),
+        })),
+      );
+      return jobs.map(() => undefined);
+    },
+    (job) => job.id,
+    2,
+    256,
+  );
+
   constructor(
     private readonly jobs: JobsRepository,
     private readonly validator: JobRequestValidator,
@@ -158,12 +175,7 @@ export class JobsService {
    */
   private async enqueue(job: JobEntity): Promise<void> {
     try {
-      const added = this.queue.add(
-        'hash',
-        hashJobData(job.id, job.totalBytes),
-        hashJobOptions(job.id, job.options.priority),
-      );
-      await withTimeout(added, ENQUEUE_TIMEOUT_MS, 'redis');
+      await withTimeout(this.adds.submit(job), ENQUEUE_TIMEOUT_MS, 'redis');
     } catch (err) {
       this.logger.warn(
         { jobId: job.id, err },

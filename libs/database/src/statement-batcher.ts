@@ -9,9 +9,12 @@
  * requests a statement answers continue in slices (their responses, their next steps), so the
  * loop keeps turning (timers, other sockets) while hundreds of them go on.
  *
- * Items of one statement have distinct keys (a session's id): two writes of the same session
- * never share one statement (an UPDATE ... FROM would apply only one of them), they go in
- * concurrent statements and the row's fence lets at most one land.
+ * Items of one statement have distinct keys (a row's id): two writes of the same row never share
+ * one statement (an UPDATE ... FROM would apply only one of them), they go in concurrent
+ * statements and the row's fence lets at most one land.
+ *
+ * When a statement of several items fails, each item runs again alone: one item's refusal (a
+ * trigger's exception, a constraint) fails only its own request.
  */
 /** Requests a statement's answers resume per event-loop turn. */
 const RESUME_SLICE = 4;
@@ -65,13 +68,22 @@ export class StatementBatcher<I, O> {
       this.run(batch.map((entry) => entry.item))
         .then(
           (answers) => resume(batch, (entry, i) => entry.resolve(answers[i])),
-          (err: unknown) => resume(batch, (entry) => entry.reject(err)),
+          (err: unknown) => (batch.length === 1 ? batch[0].reject(err) : this.runAlone(batch)),
         )
         .finally(() => {
           this.running--;
           this.flush();
         });
     }
+  }
+
+  /** Each item of a failed group in a statement of its own, all at once. */
+  private async runAlone(batch: Waiter<I, O>[]): Promise<void> {
+    await Promise.all(
+      batch.map((entry) =>
+        this.run([entry.item]).then(([answer]) => entry.resolve(answer), entry.reject),
+      ),
+    );
   }
 }
 
