@@ -24,17 +24,23 @@ function closedError(syscall: string): NodeJS.ErrnoException {
   });
 }
 
+/** Closes the descriptor of a DescriptorFile collected unclosed, as Node does for a FileHandle. */
+const unclosed = new FinalizationRegistry<number>((fd) => close(fd, () => undefined));
+
 /**
  * A descriptor this object owns. As with a FileHandle, close() waits for the reads and fstats in
  * flight (a number closed under a queued read could be reused by another open and read from), runs
- * once however often it is called, and later calls are refused (EBADF) instead of reaching the number.
+ * once however often it is called, and later calls are refused (EBADF) instead of reaching the number;
+ * one collected unclosed is closed.
  */
 export class DescriptorFile implements ReadableFile {
   private inFlight = 0;
   private idle: (() => void) | undefined;
   private closing: Promise<void> | undefined;
 
-  constructor(readonly fd: number) {}
+  constructor(readonly fd: number) {
+    unclosed.register(this, fd, this);
+  }
 
   read(
     buffer: Buffer,
@@ -52,6 +58,7 @@ export class DescriptorFile implements ReadableFile {
   }
 
   close(): Promise<void> {
+    if (!this.closing) unclosed.unregister(this);
     this.closing ??= new Promise<void>((resolve) => {
       if (this.inFlight === 0) resolve();
       else this.idle = resolve;
