@@ -2,7 +2,7 @@
 // `npm run bench:open`: CPU time per FileRoots.openRegularFile (+ close) and locateRegularFile, the
 // JS walk alone against the native open, in the same process and run. BENCH_OPEN_FILES files of
 // 4 KiB (default 2,000, in .data/bench-open/, kept for reuse) are opened BENCH_OPEN_ROUNDS times
-// (default 3) by BENCH_OPEN_CONCURRENCY concurrent loops (default 16, as bench:jobs' clients).
+// (default 5) by BENCH_OPEN_CONCURRENCY concurrent loops (default 16, as bench:jobs' clients).
 // CPU = user + system of this process (the pool threads included) per open; the median round is
 // printed. A timing script, not a test: it checks only that every open names the file it asked for.
 const fs = require('node:fs');
@@ -10,7 +10,7 @@ const path = require('node:path');
 
 const ROOT = path.join(__dirname, '..');
 const FILES = Number(process.env.BENCH_OPEN_FILES ?? 2000);
-const ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_OPEN_ROUNDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_OPEN_CONCURRENCY ?? 16);
 
 const { FileRoots } = require(path.join(ROOT, 'dist/libs/sources/src/file-roots.js'));
@@ -68,18 +68,18 @@ async function main() {
       async (file) => check(file, (await roots.locateRegularFile(file)).path),
     ]);
   }
-  const rows = [];
-  for (const [name, once] of cases) {
-    await round(files.slice(0, 200), once); // warm-up
-    const runs = [];
-    for (let r = 0; r < ROUNDS; r++) runs.push(await round(files, once));
-    rows.push({
+  for (const [, once] of cases) await round(files.slice(0, 200), once); // warm-up
+  // Rounds interleave the cases, so a change of load meets them all.
+  const runs = cases.map(() => []);
+  for (let r = 0; r < ROUNDS; r++)
+    for (const [i, [, once]] of cases.entries()) runs[i].push(await round(files, once));
+  console.table(
+    cases.map(([name], i) => ({
       case: name,
-      'CPU µs/open': median(runs.map((x) => x.cpuUs)).toFixed(1),
-      'wall µs/open': median(runs.map((x) => x.wallUs)).toFixed(1),
-    });
-  }
-  console.table(rows);
+      'CPU µs/open': median(runs[i].map((x) => x.cpuUs)).toFixed(1),
+      'wall µs/open': median(runs[i].map((x) => x.wallUs)).toFixed(1),
+    })),
+  );
   const [load1] = require('node:os').loadavg();
   console.log(
     `${FILES} files × ${ROUNDS} rounds, concurrency ${CONCURRENCY}, load average ${load1.toFixed(2)}`,
