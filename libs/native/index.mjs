@@ -33,6 +33,7 @@ export const {
   updateFromFile,
   hashFiles,
   HashFilesResult,
+  openBeneath,
   FileReadError,
   FILE_BUFFER_BYTES,
   FILES_BUFFER_BYTES,

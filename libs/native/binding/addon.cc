@@ -95,7 +95,7 @@ const Named statuses[] = {
     {"ERR_BAD_ARGUMENT", HQ_ERR_BAD_ARGUMENT},
 };
 
-// enum hq_file_status by name: hashFiles' per-file status.
+// enum hq_file_status by name: hashFiles' per-file status, openBeneath's.
 const Named fileStatuses[] = {
     {"OK", HQ_FILE_OK},
     {"NOT_FOUND", HQ_FILE_NOT_FOUND},
@@ -147,6 +147,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("asyncStats", Napi::Function::New(env, AsyncStats));
   exports.Set("updateFromFile", Napi::Function::New(env, UpdateFromFile));
   exports.Set("hashFiles", Napi::Function::New(env, HashFiles));
+  exports.Set("openBeneath", Napi::Function::New(env, OpenBeneath));
   exports.Set("fileStatus", Table(env, fileStatuses));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));

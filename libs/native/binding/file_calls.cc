@@ -1,6 +1,7 @@
 // File input on libuv's thread pool: updateFromFile (a range of an open
-// descriptor into one or more hasher contexts) and hashFiles (many small
-// files beneath a directory descriptor). The C core does the reading and
+// descriptor into one or more hasher contexts), hashFiles (many small
+// files beneath a directory descriptor) and openBeneath (one file opened
+// beneath a root for the caller). The C core does the reading and
 // hashing (src/file_io.c); this file checks arguments, keeps what the pool
 // thread touches referenced, and reports back.
 #include "file_calls.h"
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "args.h"
@@ -268,6 +270,75 @@ bool GetTyped(Napi::Env env, napi_value v, napi_typedarray_type want, T **data,
   return true;
 }
 
+// openBeneath's one pool task: hq_open_beneath, then the descriptor is the
+// caller's (closed here only when the callback never got it).
+class OpenBeneathWorker : public Napi::AsyncWorker {
+ public:
+  OpenBeneathWorker(Napi::Function cb, std::string root, std::string rel,
+                    bool keepOpen)
+      : Napi::AsyncWorker(cb, "hashq.openBeneath"),
+        root_(std::move(root)),
+        rel_(std::move(rel)),
+        keepOpen_(keepOpen) {
+    out_.fd = -1;
+    out_.path_len = 0;
+  }
+
+  ~OpenBeneathWorker() override {
+    if (out_.fd >= 0) close(out_.fd);
+  }
+
+  void Execute() override {
+    status_ = hq_open_beneath(root_.c_str(), rel_.c_str(), &out_);
+    if (!keepOpen_ && out_.fd >= 0) {  // the caller wants its name and size only
+      close(out_.fd);
+      out_.fd = -1;
+    }
+  }
+
+  // callback(status, errno, fd, path, size, mtimeNs, dev, ino, mode): fd -1
+  // unless status is OK (and keepOpen), path '' unless OK; the numbers as BigInts, signed 64-bit
+  // as in Node's fstat(fd, {bigint: true}).
+  static Napi::Value Signed(Napi::Env env, uint64_t v) {
+    return Napi::BigInt::New(env, static_cast<int64_t>(v));
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    Napi::HandleScope scope(env);
+    int fd = out_.fd;
+    out_.fd = -1;  // the caller's from now on
+    Callback().Call({Napi::Number::New(env, status_), Napi::Number::New(env, out_.err),
+                     Napi::Number::New(env, fd),
+                     Napi::String::New(env, out_.path, out_.path_len),
+                     Signed(env, out_.size), Napi::BigInt::New(env, out_.mtime_ns),
+                     Signed(env, out_.dev), Signed(env, out_.ino), Signed(env, out_.mode)});
+  }
+
+ private:
+  std::string root_, rel_;
+  bool keepOpen_;
+  hq_opened_file out_;
+  int status_ = HQ_FILE_READ_FAILED;
+};
+
+// A path argument: a string without NUL (UTF-8 for the kernel).
+bool GetPath(Napi::Env env, napi_value v, std::string *out, const char *what) {
+  size_t len;
+  if (napi_get_value_string_utf8(env, v, nullptr, 0, &len) != napi_ok) {
+    ThrowBadArgument(env, std::string(what) + " must be a string");
+    return false;
+  }
+  out->resize(len);
+  napi_get_value_string_utf8(env, v, &(*out)[0], len + 1, &len);
+  if (std::memchr(out->data(), 0, len) != nullptr) {
+    ThrowBadArgument(env, std::string(what) + " must not contain NUL");
+    return false;
+  }
+  return true;
+}
+
+
 }  // namespace
 
 // updateFromFile(ctxs, fd, offset, length, bufferSize, callback) → 0, or a
@@ -398,6 +469,32 @@ Napi::Value HashFiles(const Napi::CallbackInfo &info) {
                        bufSize))
       ->Queue();
   return Napi::Number::New(env, 0);
+}
+
+// openBeneath(root, relative, keepOpen, callback): queues one pool task,
+// returns undefined; bad arguments throw ERR_BAD_ARGUMENT. keepOpen false:
+// the file is closed on the pool thread (callback's fd -1).
+Napi::Value OpenBeneath(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string root, rel;
+  if (!GetPath(env, info[0], &root, "root") || !GetPath(env, info[1], &rel, "relative path"))
+    return env.Undefined();
+  if (root.empty()) {
+    ThrowBadArgument(env, "root must not be empty");
+    return env.Undefined();
+  }
+  if (!info[2].IsBoolean()) {
+    ThrowBadArgument(env, "keepOpen must be a boolean");
+    return env.Undefined();
+  }
+  if (!info[3].IsFunction()) {
+    ThrowBadArgument(env, "callback must be a function");
+    return env.Undefined();
+  }
+  (new OpenBeneathWorker(info[3].As<Napi::Function>(), std::move(root), std::move(rel),
+                         info[2].As<Napi::Boolean>().Value()))
+      ->Queue();
+  return env.Undefined();
 }
 
 }  // namespace hashq

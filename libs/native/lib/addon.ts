@@ -65,6 +65,23 @@ export interface NativeAddon {
     bufferSize: number,
     done: () => void,
   ): number;
+  /** Queues one pool task; fd -1 unless status is OK and keepOpen; numbers as fstat's bigint form */
+  openBeneath(
+    root: string,
+    relative: string,
+    keepOpen: boolean,
+    done: (
+      status: number,
+      errno: number,
+      fd: number,
+      path: string,
+      size: bigint,
+      mtimeNs: bigint,
+      dev: bigint,
+      ino: bigint,
+      mode: bigint,
+    ) => void,
+  ): void;
   /** enum hq_file_status of src/hashq.h by name without the HQ_FILE_ prefix */
   fileStatus: Record<
     | 'OK'

@@ -9,6 +9,8 @@
  * - hashFiles: many small files beneath a directory descriptor, each opened
  *   with openat2 (RESOLVE_BENEATH), checked, read and hashed whole; one
  *   result per name, never a throw for one bad file.
+ * - openBeneath: one regular file opened beneath a root for the caller (the
+ *   file sources' fast path), in one pool task.
  */
 import { constants as osConstants } from 'node:os';
 
@@ -366,4 +368,78 @@ export function hashFiles(
   }
   // A failure of one part (only argument errors, thrown before any pool work) fails the call.
   return Promise.all(runs).then(() => result);
+}
+
+/** openBeneath's answer: enum hq_file_status by name (CHANGED is never given). */
+export type OpenBeneathStatus =
+  'OK' | 'NOT_FOUND' | 'FORBIDDEN' | 'OUTSIDE' | 'NOT_REGULAR' | 'UNSUPPORTED' | 'READ_FAILED';
+
+const openStatuses: OpenBeneathStatus[] = [];
+for (const [name, n] of Object.entries(native.fileStatus))
+  openStatuses[n] = name as OpenBeneathStatus;
+
+export interface OpenBeneathResult {
+  /**
+   * OK; NOT_FOUND (ENOENT, ENOTDIR, ENAMETOOLONG); FORBIDDEN (EACCES); OUTSIDE (EXDEV: `..` above
+   * the root or an absolute symbolic link; ELOOP: a magic link or too many links; EAGAIN: a rename
+   * race the kernel could not rule out); NOT_REGULAR; UNSUPPORTED (no openat2: ENOSYS, or EPERM /
+   * EINVAL from a seccomp filter or an old kernel; no /proc); READ_FAILED (any other errno).
+   */
+  status: OpenBeneathStatus;
+  /** The errno behind a failure ('ENOENT', 'EXDEV', …), or null. */
+  errno: string | null;
+  /** O_RDONLY | O_CLOEXEC, the caller's to close; -1 unless OK and keepOpen. */
+  fd: number;
+  /** The kernel's name of the opened file (readlink of /proc/self/fd/N); '' unless OK. */
+  path: string;
+  /** fstat of the file (OK, NOT_REGULAR), as fstat(fd, { bigint: true }); 0n otherwise. */
+  size: bigint;
+  mtimeNs: bigint;
+  dev: bigint;
+  ino: bigint;
+  mode: bigint;
+}
+
+export interface OpenBeneathOptions {
+  /** false: close the file on the pool thread and report its name and fstat only (default true). */
+  keepOpen?: boolean;
+}
+
+/**
+ * Opens the regular file `relative` beneath the directory `root` in one pool task, never opening
+ * anything else for real: `root` with O_PATH | O_DIRECTORY (symbolic links in it followed),
+ * `relative` with openat2(O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS), so neither `..` nor a
+ * symbolic link leads above `root` and a FIFO or device is only named; fstat must say regular; then
+ * the file is reopened O_RDONLY through /proc/self/fd, whose link names it. '' or '.' is `root`
+ * itself (NOT_REGULAR). Resolves with the status for every file-level answer; rejects only for bad
+ * arguments (ERR_BAD_ARGUMENT: not strings, NUL, empty root).
+ */
+export function openBeneath(
+  root: string,
+  relative: string,
+  options: OpenBeneathOptions = {},
+): Promise<OpenBeneathResult> {
+  return new Promise<OpenBeneathResult>((resolve, reject) => {
+    try {
+      native.openBeneath(
+        root,
+        relative,
+        options.keepOpen ?? true,
+        (status, errno, fd, path, size, mtimeNs, dev, ino, mode) =>
+          resolve({
+            status: openStatuses[status] ?? 'READ_FAILED',
+            errno: errno ? errnoName(errno) : null,
+            fd,
+            path,
+            size,
+            mtimeNs,
+            dev,
+            ino,
+            mode,
+          }),
+      );
+    } catch (err) {
+      reject(err);
+    }
+  });
 }

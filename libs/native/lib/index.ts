@@ -20,6 +20,9 @@ export type {
   FileErrorCode,
   HashedFile,
   HashFilesOptions,
+  OpenBeneathOptions,
+  OpenBeneathResult,
+  OpenBeneathStatus,
   UpdateFromFileOptions,
 } from './files';
 export {
@@ -28,6 +31,7 @@ export {
   FILES_BUFFER_BYTES,
   hashFiles,
   HashFilesResult,
+  openBeneath,
   updateFromFile,
 } from './files';
 export { createHasher, hash, hashAsync, Hasher } from './hasher';

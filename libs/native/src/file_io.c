@@ -3,7 +3,8 @@
  * or more contexts (hq_update_fd), and one file beneath a directory
  * descriptor hashed whole (hq_hash_file_at). POSIX (pread, fstat); the
  * lookup of hq_hash_file_at needs Linux's openat2 (5.6+), elsewhere it
- * reports ENOSYS. Both run on the caller's thread: the binding calls them on
+ * reports ENOSYS. hq_open_beneath opens one file beneath a root for the
+ * caller (the file sources' fast path). All run on the caller's thread: the binding calls them on
  * a libuv pool thread, so one core reads a piece into a small buffer and
  * hashes it while it is still in that core's cache (README, "File input").
  */
@@ -11,7 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -69,18 +72,15 @@ static int64_t mtime_ns(const struct stat *st) {
   return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
 }
 
-/* openat2 beneath dirfd: O_NONBLOCK so that a FIFO never blocks the open
- * (it is refused after fstat), O_NOCTTY for terminals. */
-static int open_beneath(int dirfd, const char *name, unsigned flags) {
+/* openat2 beneath dirfd (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS plus
+ * `resolve`): the descriptor, or a negated errno. */
+static int openat2_beneath(int dirfd, const char *name, uint64_t flags,
+                           uint64_t resolve) {
 #if defined(__linux__)
   struct open_how how;
   memset(&how, 0, sizeof how);
-  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
-  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-  if (flags & HQ_FILE_NO_SYMLINKS) {
-    how.flags |= O_NOFOLLOW;
-    how.resolve |= RESOLVE_NO_SYMLINKS;
-  }
+  how.flags = flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | resolve;
   for (;;) {
     long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof how);
     if (fd >= 0) return (int)fd;
@@ -90,8 +90,22 @@ static int open_beneath(int dirfd, const char *name, unsigned flags) {
   (void)dirfd;
   (void)name;
   (void)flags;
+  (void)resolve;
   return -ENOSYS;
 #endif
+}
+
+/* For reading: O_NONBLOCK so that a FIFO never blocks the open (it is
+ * refused after fstat), O_NOCTTY for terminals. */
+static int open_beneath(int dirfd, const char *name, unsigned flags) {
+  uint64_t how = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, resolve = 0;
+#if defined(__linux__)
+  if (flags & HQ_FILE_NO_SYMLINKS) {
+    how |= O_NOFOLLOW;
+    resolve = RESOLVE_NO_SYMLINKS;
+  }
+#endif
+  return openat2_beneath(dirfd, name, how, resolve);
 }
 
 static int status_of_errno(int e) {
@@ -168,4 +182,102 @@ int hq_hash_file_at(int dirfd, const char *name, unsigned flags,
 out:
   close(fd);
   return status;
+}
+
+#if defined(__linux__)
+static void fill_info(hq_opened_file *out, const struct stat *st) {
+  out->size = (uint64_t)st->st_size;
+  out->mtime_ns = mtime_ns(st);
+  out->dev = (uint64_t)st->st_dev;
+  out->ino = (uint64_t)st->st_ino;
+  out->mode = (uint32_t)st->st_mode;
+}
+
+/* The lookup's errno: EPERM and EINVAL come from a seccomp filter or a
+ * kernel without these flags (path lookup itself says EACCES), EAGAIN from
+ * a rename race RESOLVE_BENEATH could not rule out: the caller decides. */
+static int lookup_status(int e) {
+  switch (e) {
+    case EPERM:
+    case EINVAL:
+      return HQ_FILE_UNSUPPORTED;
+    case EAGAIN:
+      return HQ_FILE_OUTSIDE;
+    default:
+      return status_of_errno(e);
+  }
+}
+
+/* open(2) that retries EINTR; a negated errno on failure. */
+static int open_retry(const char *path, int flags) {
+  for (;;) {
+    int fd = open(path, flags);
+    if (fd >= 0) return fd;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+/* fd's magic link in /proc: reopening it opens the very inode fd names. */
+static void fd_link(char *buf, size_t n, int fd) {
+  snprintf(buf, n, "/proc/self/fd/%d", fd);
+}
+#endif
+
+int hq_open_beneath(const char *root, const char *rel, hq_opened_file *out) {
+#if defined(__linux__)
+  char link[32];
+  struct stat st;
+  ssize_t n;
+  int rootfd, step, fd;
+  memset(out, 0, offsetof(hq_opened_file, path));
+  out->fd = -1;
+  out->path[0] = 0;
+  rootfd = open_retry(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (rootfd < 0) return out->err = -rootfd, status_of_errno(-rootfd);
+  step = openat2_beneath(rootfd, *rel ? rel : ".", O_PATH | O_CLOEXEC, 0);
+  close(rootfd);
+  if (step < 0) return out->err = -step, lookup_status(-step);
+  if (fstat(step, &st) != 0) {
+    out->err = errno;
+    close(step);
+    return HQ_FILE_READ_FAILED;
+  }
+  fill_info(out, &st);
+  if (!S_ISREG(st.st_mode)) {
+    close(step);
+    return HQ_FILE_NOT_REGULAR;
+  }
+  fd_link(link, sizeof link, step);
+  fd = open_retry(link, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  close(step);
+  /* ENOENT: no /proc (the magic link of an open descriptor always exists) */
+  if (fd < 0)
+    return out->err = -fd,
+           -fd == ENOENT ? HQ_FILE_UNSUPPORTED : status_of_errno(-fd);
+  fd_link(link, sizeof link, fd);
+  n = readlink(link, out->path, HQ_OPEN_PATH_MAX + 1);
+  if (n < 0 || n > HQ_OPEN_PATH_MAX) {
+    out->err = n < 0 ? errno : ENAMETOOLONG;
+    close(fd);
+    return out->err == ENOENT ? HQ_FILE_UNSUPPORTED : HQ_FILE_READ_FAILED;
+  }
+  if (fstat(fd, &st) != 0) {
+    out->err = errno;
+    close(fd);
+    return HQ_FILE_READ_FAILED;
+  }
+  out->path[n] = 0;
+  out->path_len = (size_t)n;
+  fill_info(out, &st);
+  out->fd = fd;
+  return HQ_FILE_OK;
+#else
+  (void)root;
+  (void)rel;
+  memset(out, 0, offsetof(hq_opened_file, path));
+  out->fd = -1;
+  out->path[0] = 0;
+  out->err = ENOSYS;
+  return HQ_FILE_UNSUPPORTED;
+#endif
 }

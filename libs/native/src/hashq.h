@@ -155,6 +155,31 @@ int hq_hash_file_at(int dirfd, const char *name, unsigned flags,
                     size_t count, uint8_t *buf, size_t buflen,
                     hq_file_info *info);
 
+/* hq_open_beneath's result (status: enum hq_file_status, CHANGED unused). */
+#define HQ_OPEN_PATH_MAX 4096
+typedef struct hq_opened_file {
+  int fd; /* O_RDONLY | O_CLOEXEC, the caller's to close (-1 unless OK) */
+  uint64_t size; /* fstat of fd (filled when OK or NOT_REGULAR) */
+  int64_t mtime_ns;
+  uint64_t dev;
+  uint64_t ino;
+  uint32_t mode;
+  int err; /* the errno behind the status, 0 when none */
+  size_t path_len;
+  char path[HQ_OPEN_PATH_MAX + 1]; /* the kernel's name of fd, NUL-ended */
+} hq_opened_file;
+
+/* Opens the regular file rel beneath the directory root without ever
+ * opening anything else for real: root with O_PATH | O_DIRECTORY
+ * (symlinks in root followed: the operator's path), rel with openat2
+ * (O_PATH, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS: no `..`, absolute
+ * symlink or magic link leads out; a FIFO or device is only named), fstat
+ * (must be regular), then reopened O_RDONLY through /proc/self/fd, whose
+ * link also gives the kernel's path of the file. An empty rel is root.
+ * HQ_FILE_UNSUPPORTED: no openat2 (ENOSYS, or EPERM/EINVAL from a filter
+ * or an old kernel) or no /proc. */
+int hq_open_beneath(const char *root, const char *rel, hq_opened_file *out);
+
 #ifdef __cplusplus
 }
 #endif

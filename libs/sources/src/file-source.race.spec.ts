@@ -43,8 +43,7 @@ async function read(source: FileSource, expected: SourceVersion | null): Promise
 
 /** The API's check at submission: the size it reports becomes the job's totalBytes. */
 async function submit(roots: FileRoots, path: string): Promise<Seen> {
-  const { handle, stats } = await roots.openRegularFile(path);
-  await handle.close();
+  const { stats } = await roots.locateRegularFile(path);
   return { identity: [Number(stats.size), stats.ino.toString()] };
 }
 

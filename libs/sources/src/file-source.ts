@@ -1,7 +1,5 @@
-import type { BigIntStats } from 'node:fs';
-import type { FileHandle } from 'node:fs/promises';
-
-import type { FileRoots } from './file-roots';
+import type { ReadableFile } from './descriptor-file';
+import type { FileRoots, FileStats } from './file-roots';
 import { fsErrorToSourceError } from './fs-errors';
 import type { OpenedSource, OpenOptions, Source, SourceVersion } from './source';
 import { changedFields, sameVersion } from './source';
@@ -15,7 +13,7 @@ export interface FileSourceSpec {
 }
 
 /** Identity of a file: a rewrite changes mtime or size, a replacement changes the inode. */
-export function fileVersion(stats: BigIntStats): SourceVersion {
+export function fileVersion(stats: Pick<FileStats, 'size' | 'mtimeNs' | 'ino'>): SourceVersion {
   return {
     size: Number(stats.size),
     mtimeMs: Number(stats.mtimeNs / 1000n) / 1000,
@@ -69,8 +67,7 @@ export class FileSource implements Source {
 
   /** Identity of what the path names now, through the same checked open as `open`. */
   async currentVersion(): Promise<SourceVersion> {
-    const { handle, stats } = await this.roots.openRegularFile(this.path);
-    await handle.close();
+    const { stats } = await this.roots.locateRegularFile(this.path);
     return fileVersion(stats);
   }
 
@@ -82,7 +79,7 @@ export class FileSource implements Source {
    * The descriptor stays open until `close()`: the end-of-read check fstats it.
    */
   private async *readRange(
-    handle: FileHandle,
+    handle: ReadableFile,
     offset: number,
     size: number,
     chunkBytes: number,

@@ -1,3 +1,4 @@
+export type { ReadableFile } from './descriptor-file';
 export * from './file-roots';
 export * from './file-source';
 export * from './host-patterns';

@@ -42,7 +42,7 @@ const invalid = (message: string, source: unknown): ApiError =>
 
 /**
  * Turns the `source` of a request into a normalized, checked file reference: the file, opened
- * once beneath HASHQ_FILE_ROOTS (see FileRoots.openRegularFile), must be a regular file; its real
+ * once beneath HASHQ_FILE_ROOTS (see FileRoots.locateRegularFile), must be a regular file; its real
  * path is stored and the size of the opened descriptor becomes the job's totalBytes.
  */
 @Injectable()
@@ -60,8 +60,7 @@ export class JobSourceResolver {
     if (remote) return { ref: remote, size: null };
     const requested = this.requestedPath(source);
     try {
-      const { handle, path, stats } = await this.roots.openRegularFile(requested);
-      await handle.close();
+      const { path, stats } = await this.roots.locateRegularFile(requested);
       return { ref: { type: 'file', path }, size: Number(stats.size) };
     } catch (err) {
       if (err instanceof SourceError && isFileRefusal(err.code)) {

@@ -163,8 +163,7 @@ export class DirectoryLister implements Lister {
   /** A symbolic link counts as the regular file it resolves to inside the roots. */
   private async linkItem(relative: string, path: string): Promise<ListedItem | null> {
     try {
-      const file = await this.options.roots.openRegularFile(path);
-      await file.handle.close();
+      const file = await this.options.roots.locateRegularFile(path);
       return {
         name: relative,
         source: { type: 'file', path: file.path },
