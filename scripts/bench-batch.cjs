@@ -18,7 +18,8 @@
 //   BENCH_BATCH_SIZES   comma list of tree sizes of the dir case (default 10000,100000)
 //   BENCH_BATCH_S3_SMALL, BENCH_BATCH_S3_BIG  object counts of the s3 case (default 10000 and 8)
 //   BENCH_REPEAT        rounds per row (default 3; the median is printed)
-//   BATCH_GROUP_SIZE, BATCH_GROUP_CONCURRENCY, WORKER_CONCURRENCY, …  passed to the worker
+//   BENCH_BATCH_WORKERS worker processes (default 1; peak RSS is the largest of them)
+//   BATCH_GROUP_SIZE, BATCH_GROUP_CONCURRENCY, WORKER_CONCURRENCY, …  passed to the workers
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
 // Trees live in .data/bench-batch/<size>, the S3 objects in .data/bench-batch-s3 (both kept for
 // reuse: the first S3 run uploads 2.6 GB, a few minutes); the database hashq_bench_batch_<random>
@@ -59,6 +60,7 @@ const S3_SET = {
 };
 const S3_PREFIX = `set-${S3_SET.small.count}-${S3_SET.big.count}/`;
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const WORKERS = Number(process.env.BENCH_BATCH_WORKERS ?? 1);
 const FILE_BYTES = 4096;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -135,7 +137,7 @@ async function runBatch(apiUrl, source) {
 const sortedLines = (text) => text.split('\n').filter(Boolean).sort().join('\n');
 
 /** The dir case: per tree size, hashq, rclone and xargs in turns; the rows of its table. */
-async function dirCase(apiUrl, base, api, worker) {
+async function dirCase(apiUrl, base, api, workers) {
   const peerEnv = { ...process.env };
   delete peerEnv.AWS_CA_BUNDLE;
   const rows = [];
@@ -146,12 +148,12 @@ async function dirCase(apiUrl, base, api, worker) {
     const rss = { api: 0, worker: 0 };
     for (let round = 0; round < REPEAT; round++) {
       resetPeakRss(api.pid);
-      resetPeakRss(worker.pid);
+      for (const worker of workers) resetPeakRss(worker.pid);
       const { seconds, batch } = await runBatch(apiUrl, { type: 'directory', path: dir });
       if (batch.status !== 'succeeded' || batch.items.succeeded !== size)
         throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
       rss.api = Math.max(rss.api, peakRssMiB(api.pid));
-      rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
+      for (const worker of workers) rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
       times.hashq.push(seconds);
       const rclone = timeShell(`rclone hashsum SHA256 ${dir}`, peerEnv);
       times.rclone.push(rclone.seconds);
@@ -198,7 +200,7 @@ async function dirCase(apiUrl, base, api, worker) {
  * (rclone first in odd rounds); the server's files are read before each round so that both read
  * from the page cache.
  */
-async function s3Case(apiUrl, s3, serverDir, api, worker) {
+async function s3Case(apiUrl, s3, serverDir, api, workers) {
   const objects = S3_SET.small.count + S3_SET.big.count;
   const bytes = S3_SET.small.count * S3_SET.small.bytes + S3_SET.big.count * S3_SET.big.bytes;
   const times = { hashq: [], rclone: [] };
@@ -208,13 +210,13 @@ async function s3Case(apiUrl, s3, serverDir, api, worker) {
     timeShell(`find ${serverDir} -type f -print0 | xargs -0 cat > /dev/null`);
     const runHashq = async () => {
       resetPeakRss(api.pid);
-      resetPeakRss(worker.pid);
+      for (const worker of workers) resetPeakRss(worker.pid);
       const source = { type: 's3', bucket: s3.bucket, prefix: S3_PREFIX };
       const { seconds, batch } = await runBatch(apiUrl, source);
       if (batch.status !== 'succeeded' || batch.items.succeeded !== objects)
         throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
       rss.api = Math.max(rss.api, peakRssMiB(api.pid));
-      rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
+      for (const worker of workers) rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
       times.hashq.push(seconds);
       return batch;
     };
@@ -253,7 +255,7 @@ async function s3Case(apiUrl, s3, serverDir, api, worker) {
         (withRss ? rss.worker.toFixed(0) : '').padStart(14),
       ].join(' | '),
     );
-  line('hashq batch (API + worker)', t.hashq, true);
+  line(`hashq batch (API + ${WORKERS} worker${WORKERS > 1 ? 's' : ''})`, t.hashq, true);
   line('rclone hashsum sha256 --download', t.rclone, false);
   console.log(
     `rounds (hashq s / rclone s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}`).join(', ')}`,
@@ -311,7 +313,7 @@ async function main() {
   await admin.query(`CREATE DATABASE ${database}`);
   const databaseUrl = databaseUrlFor(SERVER_URL, database);
   let api;
-  let worker;
+  const workers = [];
   let s3;
   const s3Dir = path.join(ROOT, '.data', 'bench-batch-s3');
   try {
@@ -343,13 +345,14 @@ async function main() {
       LOG_LEVEL: 'warn',
     };
     api = startProcess('dist/apps/api/main.js', 'dist/apps/api/main.js', env);
-    worker = startProcess('dist/apps/worker/main.js', 'dist/apps/worker/main.js', env);
+    for (let i = 0; i < WORKERS; i++)
+      workers.push(startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env));
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitHealthy(apiUrl, 120);
-    if (CASES.has('dir')) await dirCase(apiUrl, base, api, worker);
-    if (s3) await s3Case(apiUrl, s3, path.join(s3Dir, s3.bucket, S3_PREFIX), api, worker);
+    if (CASES.has('dir')) await dirCase(apiUrl, base, api, workers);
+    if (s3) await s3Case(apiUrl, s3, path.join(s3Dir, s3.bucket, S3_PREFIX), api, workers);
   } finally {
-    await stopProcess(worker);
+    await Promise.all(workers.map((worker) => stopProcess(worker)));
     await stopProcess(api);
     await s3?.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
