@@ -1,22 +1,30 @@
 #!/usr/bin/env node
-// `npm run bench:batch`: a directory batch of N files of 4 KiB (sha256, warm page cache) end to end
-// through the API and a worker (POST /v1/batches → listing → groups hashed → status 'succeeded'),
-// next to its peers on the same tree in the same round:
-//   - `rclone hashsum SHA256 <dir>` (Debian's rclone, default checkers): the bar (≥ 1.0×);
-//   - `find <dir> -type f -print0 | xargs -0 -P2 sha256sum`: the floor.
-// Per size: seconds, objects/s, the ratio to each peer (objects/s of hashq ÷ the peer's), and the
+// `npm run bench:batch`: batches end to end through the API and a worker (POST /v1/batches →
+// listing → groups hashed, big items as jobs → status 'succeeded'), sha256, each next to its peers
+// on the same data in the same round. Two cases:
+//   dir: a directory of N files of 4 KiB (warm page cache) beside `rclone hashsum SHA256 <dir>`
+//        (Debian's rclone, default checkers: the bar, ≥ 1.0×) and
+//        `find <dir> -type f -print0 | xargs -0 -P2 sha256sum` (the floor);
+//   s3:  a prefix on a local S3 server (s3rver in its own process, 127.0.0.1) holding 10,000 objects
+//        of 64 KiB and 8 of 256 MiB, beside `rclone hashsum sha256 --download` on the same prefix
+//        (the bar, ≥ 1.0×; rclone's remote is set by RCLONE_CONFIG_HASHQS3_* variables).
+// Per row: seconds, objects/s, MB/s, the ratio to each peer (hashq's rate ÷ the peer's), and the
 // peak RSS of the API and the worker during the batch (VmHWM, reset before each batch). The
 // report is checked against rclone's output (same names, same digests): a wrong digest fails.
 // A timing script, not a test.
 //
 // Environment:
-//   BENCH_BATCH_SIZES   comma list of tree sizes (default 10000,100000)
-//   BENCH_REPEAT        rounds per size (default 3; the median is printed)
-//   BATCH_GROUP_SIZE, BATCH_GROUP_CONCURRENCY  passed to the worker
+//   BENCH_BATCH_CASES   comma list of: dir,s3 (default both)
+//   BENCH_BATCH_SIZES   comma list of tree sizes of the dir case (default 10000,100000)
+//   BENCH_BATCH_S3_SMALL, BENCH_BATCH_S3_BIG  object counts of the s3 case (default 10000 and 8)
+//   BENCH_REPEAT        rounds per row (default 3; the median is printed)
+//   BENCH_BATCH_WORKERS worker processes (default 1; peak RSS is the largest of them)
+//   BATCH_GROUP_SIZE, BATCH_GROUP_CONCURRENCY, WORKER_CONCURRENCY, …  passed to the workers
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
-// Trees live in .data/bench-batch/<size> (kept for reuse); the database hashq_bench_batch_<random>
+// Trees live in .data/bench-batch/<size>, the S3 objects in .data/bench-batch-s3 (both kept for
+// reuse: the first S3 run uploads 2.6 GB, a few minutes); the database hashq_bench_batch_<random>
 // is dropped at the end and the BullMQ keys deleted.
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -34,13 +42,25 @@ const {
   deleteKeys,
   BENCH_API_ENV,
 } = require('./bench-e2e/setup.cjs');
+const { startS3, ensureObjectSet } = require('./bench-e2e/s3.cjs');
+
+// The AWS SDK's notice that it will need node >= 22 in 2027 (here, the API, the worker) would
+// interleave with the tables; it is about the SDK's future, not this measurement.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const ROOT = path.join(__dirname, '..');
 const SIZES = (process.env.BENCH_BATCH_SIZES ?? '10000,100000')
   .split(',')
   .map((s) => Number(s.trim()))
   .filter((n) => n > 0);
+const CASES = new Set((process.env.BENCH_BATCH_CASES ?? 'dir,s3').split(',').map((c) => c.trim()));
+const S3_SET = {
+  small: { count: Number(process.env.BENCH_BATCH_S3_SMALL ?? 10000), bytes: 64 * 1024 },
+  big: { count: Number(process.env.BENCH_BATCH_S3_BIG ?? 8), bytes: 256 * 1024 * 1024 },
+};
+const S3_PREFIX = `set-${S3_SET.small.count}-${S3_SET.big.count}/`;
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const WORKERS = Number(process.env.BENCH_BATCH_WORKERS ?? 1);
 const FILE_BYTES = 4096;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -92,14 +112,14 @@ async function retrying(request) {
 }
 
 /** One batch through the API: wall seconds from POST to its end, and the ended batch. */
-async function runBatch(apiUrl, dir) {
+async function runBatch(apiUrl, source) {
   const started = process.hrtime.bigint();
   const key = randomBytes(8).toString('hex');
   const res = await retrying(() =>
     fetch(`${apiUrl}/v1/batches`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': key },
-      body: JSON.stringify({ source: { type: 'directory', path: dir }, algorithms: ['sha256'] }),
+      body: JSON.stringify({ source, algorithms: ['sha256'] }),
     }),
   );
   if (res.status !== 202) throw new Error(`POST /v1/batches: ${res.status} ${await res.text()}`);
@@ -116,6 +136,163 @@ async function runBatch(apiUrl, dir) {
 /** `hex  name` lines sorted: hashq's report and rclone's output must be equal. */
 const sortedLines = (text) => text.split('\n').filter(Boolean).sort().join('\n');
 
+/** The dir case: per tree size, hashq, rclone and xargs in turns; the rows of its table. */
+async function dirCase(apiUrl, base, api, workers) {
+  const peerEnv = { ...process.env };
+  delete peerEnv.AWS_CA_BUNDLE;
+  const rows = [];
+  for (const size of SIZES) {
+    const dir = path.join(base, String(size));
+    timeShell(`find ${dir} -type f -print0 | xargs -0 cat > /dev/null`); // warm the page cache
+    const times = { hashq: [], rclone: [], xargs: [] };
+    const rss = { api: 0, worker: 0 };
+    for (let round = 0; round < REPEAT; round++) {
+      resetPeakRss(api.pid);
+      for (const worker of workers) resetPeakRss(worker.pid);
+      const { seconds, batch } = await runBatch(apiUrl, { type: 'directory', path: dir });
+      if (batch.status !== 'succeeded' || batch.items.succeeded !== size)
+        throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
+      rss.api = Math.max(rss.api, peakRssMiB(api.pid));
+      for (const worker of workers) rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
+      times.hashq.push(seconds);
+      const rclone = timeShell(`rclone hashsum SHA256 ${dir}`, peerEnv);
+      times.rclone.push(rclone.seconds);
+      times.xargs.push(
+        timeShell(`cd ${dir} && find . -type f -print0 | xargs -0 -P2 sha256sum > /dev/null`)
+          .seconds,
+      );
+      if (round === 0) await checkReport(apiUrl, batch.id, rclone.stdout);
+    }
+    const t = {
+      hashq: median(times.hashq),
+      rclone: median(times.rclone),
+      xargs: median(times.xargs),
+    };
+    rows.push({ size, t, rss });
+  }
+  console.log(
+    `\nbench:batch — directory of 4 KiB files, sha256, warm cache, median of ${REPEAT} (${new Date().toISOString()}, load ${loadAverage()})`,
+  );
+  console.log(
+    'files    | hashq s | hashq obj/s | rclone s | rclone obj/s | xargs -P2 s | vs rclone | vs xargs | API RSS MiB | worker RSS MiB',
+  );
+  for (const { size, t, rss } of rows) {
+    const rate = (s) => Math.round(size / s);
+    console.log(
+      [
+        String(size).padEnd(8),
+        t.hashq.toFixed(2).padStart(7),
+        String(rate(t.hashq)).padStart(11),
+        t.rclone.toFixed(2).padStart(8),
+        String(rate(t.rclone)).padStart(12),
+        t.xargs.toFixed(2).padStart(11),
+        `${(t.rclone / t.hashq).toFixed(2)}×`.padStart(9),
+        `${(t.xargs / t.hashq).toFixed(2)}×`.padStart(8),
+        rss.api.toFixed(0).padStart(11),
+        rss.worker.toFixed(0).padStart(14),
+      ].join(' | '),
+    );
+  }
+}
+
+/**
+ * The s3 case: the prefix as one batch, and `rclone hashsum sha256 --download` on it, in turns
+ * (rclone first in odd rounds); the server's files are read before each round so that both read
+ * from the page cache.
+ */
+async function s3Case(apiUrl, s3, serverDir, api, workers) {
+  const objects = S3_SET.small.count + S3_SET.big.count;
+  const bytes = S3_SET.small.count * S3_SET.small.bytes + S3_SET.big.count * S3_SET.big.bytes;
+  const times = { hashq: [], rclone: [] };
+  const rss = { api: 0, worker: 0 };
+  const rcloneCommand = `rclone hashsum sha256 --download hashqs3:${s3.bucket}/${S3_PREFIX}`;
+  for (let round = 0; round < REPEAT; round++) {
+    timeShell(`find ${serverDir} -type f -print0 | xargs -0 cat > /dev/null`);
+    const runHashq = async () => {
+      resetPeakRss(api.pid);
+      for (const worker of workers) resetPeakRss(worker.pid);
+      const source = { type: 's3', bucket: s3.bucket, prefix: S3_PREFIX };
+      const { seconds, batch } = await runBatch(apiUrl, source);
+      if (batch.status !== 'succeeded' || batch.items.succeeded !== objects)
+        throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
+      rss.api = Math.max(rss.api, peakRssMiB(api.pid));
+      for (const worker of workers) rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
+      times.hashq.push(seconds);
+      return batch;
+    };
+    const runRclone = async () => {
+      const rclone = await timeShellAsync(rcloneCommand, s3.rcloneEnv);
+      times.rclone.push(rclone.seconds);
+      return rclone;
+    };
+    let batch;
+    let rclone;
+    if (round % 2 === 0) {
+      rclone = await runRclone();
+      batch = await runHashq();
+    } else {
+      batch = await runHashq();
+      rclone = await runRclone();
+    }
+    if (round === 0) await checkReport(apiUrl, batch.id, rclone.stdout);
+  }
+  const t = { hashq: median(times.hashq), rclone: median(times.rclone) };
+  console.log(
+    `\nbench:batch — S3 prefix on local s3rver: ${S3_SET.small.count} x 64 KiB + ${S3_SET.big.count} x 256 MiB (${(bytes / 1e6).toFixed(0)} MB), sha256, median of ${REPEAT} (${new Date().toISOString()}, load ${loadAverage()})`,
+  );
+  console.log(
+    'tool                             |   s    | objects/s |  MB/s  | hashq ÷ it | API RSS MiB | worker RSS MiB',
+  );
+  const line = (label, seconds, withRss) =>
+    console.log(
+      [
+        label.padEnd(32),
+        seconds.toFixed(2).padStart(6),
+        String(Math.round(objects / seconds)).padStart(9),
+        (bytes / seconds / 1e6).toFixed(0).padStart(6),
+        `${(seconds === t.hashq ? 1 : seconds / t.hashq).toFixed(2)}×`.padStart(10),
+        (withRss ? rss.api.toFixed(0) : '').padStart(11),
+        (withRss ? rss.worker.toFixed(0) : '').padStart(14),
+      ].join(' | '),
+    );
+  line(`hashq batch (API + ${WORKERS} worker${WORKERS > 1 ? 's' : ''})`, t.hashq, true);
+  line('rclone hashsum sha256 --download', t.rclone, false);
+  console.log(
+    `rounds (hashq s / rclone s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}`).join(', ')}`,
+  );
+}
+
+/** The batch's sha256sum report must hold the same lines as rclone's output. */
+async function checkReport(apiUrl, batchId, rcloneOutput) {
+  const report = await (
+    await retrying(() => fetch(`${apiUrl}/v1/batches/${batchId}/report?format=sha256sum`))
+  ).text();
+  if (sortedLines(report) !== sortedLines(rcloneOutput))
+    throw new Error('the batch report differs from rclone hashsum');
+}
+
+const loadAverage = () =>
+  require('node:os')
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+/** timeShell without blocking this process (its fetches and timers go on meanwhile). */
+function timeShellAsync(command, env) {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (piece) => (stdout += piece));
+    child.stderr.on('data', (piece) => (stderr += piece));
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`${command} failed: ${stderr}`));
+      resolve({ seconds: Number(process.hrtime.bigint() - started) / 1e9, stdout });
+    });
+  });
+}
+
 async function main() {
   ensureBuilt(APP_BUILD_FILES);
   const { Client } = require('pg');
@@ -126,7 +303,7 @@ async function main() {
 
   const base = path.join(ROOT, '.data', 'bench-batch');
   fs.mkdirSync(base, { recursive: true });
-  for (const size of SIZES) ensureTree(path.join(base, String(size)), size);
+  if (CASES.has('dir')) for (const size of SIZES) ensureTree(path.join(base, String(size)), size);
 
   const database = `hashq_bench_batch_${randomBytes(4).toString('hex')}`;
   const admin = new Client({
@@ -136,12 +313,25 @@ async function main() {
   await admin.query(`CREATE DATABASE ${database}`);
   const databaseUrl = databaseUrlFor(SERVER_URL, database);
   let api;
-  let worker;
+  const workers = [];
+  let s3;
+  const s3Dir = path.join(ROOT, '.data', 'bench-batch-s3');
   try {
+    if (CASES.has('s3')) {
+      s3 = await startS3(s3Dir, 'hashq-bench-batch');
+      await ensureObjectSet(
+        s3,
+        S3_PREFIX,
+        S3_SET.small,
+        S3_SET.big,
+        `${s3Dir}.${S3_PREFIX.slice(0, -1)}.complete`,
+      );
+    }
     await runMigrations({ databaseUrl, databaseSchema: 'public' });
     const port = await freePort();
     const env = {
       ...process.env,
+      ...s3?.env,
       PORT: String(port),
       DATABASE_URL: databaseUrl,
       DATABASE_SCHEMA: 'public',
@@ -155,75 +345,16 @@ async function main() {
       LOG_LEVEL: 'warn',
     };
     api = startProcess('dist/apps/api/main.js', 'dist/apps/api/main.js', env);
-    worker = startProcess('dist/apps/worker/main.js', 'dist/apps/worker/main.js', env);
+    for (let i = 0; i < WORKERS; i++)
+      workers.push(startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env));
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitHealthy(apiUrl, 120);
-
-    const peerEnv = { ...process.env };
-    delete peerEnv.AWS_CA_BUNDLE;
-    const rows = [];
-    for (const size of SIZES) {
-      const dir = path.join(base, String(size));
-      timeShell(`find ${dir} -type f -print0 | xargs -0 cat > /dev/null`); // warm the page cache
-      const times = { hashq: [], rclone: [], xargs: [] };
-      const rss = { api: 0, worker: 0 };
-      for (let round = 0; round < REPEAT; round++) {
-        resetPeakRss(api.pid);
-        resetPeakRss(worker.pid);
-        const { seconds, batch } = await runBatch(apiUrl, dir);
-        if (batch.status !== 'succeeded' || batch.items.succeeded !== size)
-          throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
-        rss.api = Math.max(rss.api, peakRssMiB(api.pid));
-        rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
-        times.hashq.push(seconds);
-        const rclone = timeShell(`rclone hashsum SHA256 ${dir}`, peerEnv);
-        times.rclone.push(rclone.seconds);
-        times.xargs.push(
-          timeShell(`cd ${dir} && find . -type f -print0 | xargs -0 -P2 sha256sum > /dev/null`)
-            .seconds,
-        );
-        if (round === 0) {
-          const report = await (
-            await fetch(`${apiUrl}/v1/batches/${batch.id}/report?format=sha256sum`)
-          ).text();
-          if (sortedLines(report) !== sortedLines(rclone.stdout))
-            throw new Error('the batch report differs from rclone hashsum');
-        }
-      }
-      const t = {
-        hashq: median(times.hashq),
-        rclone: median(times.rclone),
-        xargs: median(times.xargs),
-      };
-      rows.push({ size, t, rss });
-    }
-
-    console.log(
-      `\nbench:batch — directory of 4 KiB files, sha256, warm cache, median of ${REPEAT} (${new Date().toISOString()})`,
-    );
-    console.log(
-      'files    | hashq s | hashq obj/s | rclone s | rclone obj/s | xargs -P2 s | vs rclone | vs xargs | API RSS MiB | worker RSS MiB',
-    );
-    for (const { size, t, rss } of rows) {
-      const rate = (s) => Math.round(size / s);
-      console.log(
-        [
-          String(size).padEnd(8),
-          t.hashq.toFixed(2).padStart(7),
-          String(rate(t.hashq)).padStart(11),
-          t.rclone.toFixed(2).padStart(8),
-          String(rate(t.rclone)).padStart(12),
-          t.xargs.toFixed(2).padStart(11),
-          `${(t.rclone / t.hashq).toFixed(2)}×`.padStart(9),
-          `${(t.xargs / t.hashq).toFixed(2)}×`.padStart(8),
-          rss.api.toFixed(0).padStart(11),
-          rss.worker.toFixed(0).padStart(14),
-        ].join(' | '),
-      );
-    }
+    if (CASES.has('dir')) await dirCase(apiUrl, base, api, workers);
+    if (s3) await s3Case(apiUrl, s3, path.join(s3Dir, s3.bucket, S3_PREFIX), api, workers);
   } finally {
-    await stopProcess(worker);
+    await Promise.all(workers.map((worker) => stopProcess(worker)));
     await stopProcess(api);
+    await s3?.stop();
     await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
     await admin.end();
     const redis = new Redis(REDIS_URL);

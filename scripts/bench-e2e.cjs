@@ -5,7 +5,9 @@
 //   - checkpoint overhead: the sha256 job with checkpoints every 64 MiB / 5 s vs every 1 GiB;
 //   - sha512 job vs `openssl dgst -sha512`; sha256+sha512 in one job vs the slower one alone;
 //   - md5 + sha256 + crc64nvme in one job vs the three jobs one after another;
-//   - sha256 of the same bytes as an S3 object (local s3rver) vs the file job and a bare GetObject.
+//   - sha256 of the same bytes as an S3 object (local s3rver, its own process) vs the file job, a
+//     bare GetObject, a bare read `rclone cat … > /dev/null` (target >= 0.9x) and
+//     `rclone hashsum sha256 --download` (Debian's rclone, configured by environment variables).
 // Per case: min and median job time, MB/s and s/GiB of the median, ratio to the peer (median and
 // worst of the per-round ratios), worker peak RSS; then where the job's time went (per phase).
 // A timing script, not a test: it prints numbers and asserts only that the digests are right.
@@ -81,17 +83,14 @@ function warm(file) {
 }
 
 /** Wall seconds of one run of a command, and its stdout. */
-function timeCommand(cmd, args) {
+function timeCommand(cmd, args, env = process.env) {
   const started = process.hrtime.bigint();
-  const result = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 16 * MiB });
+  const result = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 16 * MiB, env });
   if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed: ${result.stderr}`);
   return { seconds: Number(process.hrtime.bigint() - started) / 1e9, stdout: result.stdout };
 }
 
-/**
- * A node helper that times itself (no process start-up in the figure). Asynchronous: the S3 server
- * runs in this process and must keep serving meanwhile.
- */
+/** A node helper that times itself (no process start-up in the figure). */
 async function timeNodeHelper(script, args) {
   const child = spawn(process.execPath, [path.join(__dirname, 'bench-e2e', script), ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -274,6 +273,8 @@ async function main() {
     if (CASES.has('s3') && S3_BYTES > 0) {
       s3File = path.join(fileRoot, `bench-${S3_BYTES}.bin`);
       writeTestFile(s3File, S3_BYTES);
+      if (spawnSync('rclone', ['version']).status !== 0)
+        throw new Error('rclone is missing (the S3 peers): apt-get install -y rclone');
       s3 = await startS3(path.join(ROOT, '.data', 'bench-s3'));
       s3Key = `bench-${S3_BYTES}.bin`;
       if (await ensureObject(s3, s3Key, s3File))
@@ -356,6 +357,16 @@ async function main() {
         // per round): bring it back, so the S3 figures measure the server, not the disk.
         warm(path.join(ROOT, '.data', 'bench-s3', s3.bucket, `${s3Key}._S3rver_object`));
         r.add('s3-get', await timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key]));
+        const remote = `hashqs3:${s3.bucket}/${s3Key}`;
+        r.add(
+          'rclone-cat',
+          timeCommand('bash', ['-c', `rclone cat ${remote} > /dev/null`], s3.rcloneEnv),
+        );
+        const sum = r.add(
+          'rclone-hashsum',
+          timeCommand('rclone', ['hashsum', 'sha256', '--download', remote], s3.rcloneEnv),
+        );
+        sum.hex = sum.stdout.split(' ')[0];
         r.add(
           'job-s3-sha256',
           await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']),
@@ -402,7 +413,8 @@ function checkDigests(r, hex, file, s3File) {
   }
   if (s3File) {
     const expected = opensslHex(timeCommand('openssl', ['dgst', '-sha256', s3File]).stdout);
-    for (const s of ['job-s3-sha256', 'job-sha256-f']) check(s, 'sha256', expected);
+    for (const s of ['job-s3-sha256', 'job-sha256-f', 'rclone-hashsum'])
+      check(s, 'sha256', expected);
   }
 }
 
@@ -455,6 +467,8 @@ function report(r, s3Bytes) {
   row('3 jobs md5, sha256, crc64nvme (sum)', 'three-jobs');
   row('job md5+sha256+crc64nvme (one pass)', 'job-multi', ['3 jobs', 'three-jobs']);
   row('S3 GetObject, body drained (no hash)', 's3-get', null, s3Bytes);
+  row('rclone cat > /dev/null (no hash)', 'rclone-cat', null, s3Bytes);
+  row('rclone hashsum sha256 --download', 'rclone-hashsum', null, s3Bytes);
   row('job sha256, file', 'job-sha256-f', null, s3Bytes);
   row(
     'job sha256, S3 object (local s3rver)',
@@ -463,6 +477,18 @@ function report(r, s3Bytes) {
     s3Bytes,
   );
   row('job sha256, S3 object (local s3rver)', 'job-s3-sha256', ['bare GET', 's3-get'], s3Bytes);
+  row(
+    'job sha256, S3 object (local s3rver)',
+    'job-s3-sha256',
+    ['rclone cat', 'rclone-cat'],
+    s3Bytes,
+  );
+  row(
+    'job sha256, S3 object (local s3rver)',
+    'job-s3-sha256',
+    ['rclone hashsum', 'rclone-hashsum'],
+    s3Bytes,
+  );
   printTable(
     ['case', 'min s', 'median s', 'MB/s', 's/GiB', 'peer', 'ratio to peer', 'RSS MiB'],
     rows,
@@ -520,6 +546,13 @@ function report(r, s3Bytes) {
     })(),
     '',
   );
+  for (const [peer, label, goal] of [
+    ['rclone-cat', 'S3 job vs rclone cat (bare read)', '>= 0.90x'],
+    ['rclone-hashsum', 'S3 job vs rclone hashsum --download', '>= 1.00x'],
+  ]) {
+    const v = perRound('job-s3-sha256', peer, (job, other) => other / job);
+    target(label, v && `${fmtRatio(v.median)} (rounds: ${v.worst.map(fmtRatio).join(', ')})`, goal);
+  }
   const rss = [...r.series.values()]
     .flat()
     .map((e) => e.rss)

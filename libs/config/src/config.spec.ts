@@ -111,6 +111,7 @@ describe('loadConfig', () => {
       S3_SESSION_TOKEN: 'token',
       S3_FORCE_PATH_STYLE: 'yes',
       S3_MAX_ATTEMPTS: '20',
+      S3_PARALLEL_GETS: '2',
       BATCH_MAX_ITEMS: '1000',
       BATCH_MAX_ACTIVE: '3',
       BATCH_SMALL_ITEM_BYTES: '0',
@@ -181,6 +182,7 @@ describe('loadConfig', () => {
           credentials: { accessKeyId: 'key', secretAccessKey: 'secret', sessionToken: 'token' },
           forcePathStyle: true,
           maxAttempts: 20,
+          parallelGets: 2,
         },
       },
       batches: {
@@ -411,6 +413,7 @@ describe('loadConfig', () => {
         S3_ENDPOINT: 'ftp://a',
         S3_ACCESS_KEY_ID: 'a',
         S3_MAX_ATTEMPTS: '0',
+        S3_PARALLEL_GETS: '0',
       });
     } catch (err) {
       error = err;
@@ -422,6 +425,7 @@ describe('loadConfig', () => {
       'S3_ENDPOINT must be http(s), got "ftp://a"',
       'S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY go together',
       'S3_MAX_ATTEMPTS must be an integer between 1 and 20, got "0"',
+      'S3_PARALLEL_GETS must be an integer between 1 and 64, got "0"',
     ]);
     expect(() => loadConfig({ S3_ENDPOINT: 'not a url' })).toThrow(
       /S3_ENDPOINT is not a valid URL/,

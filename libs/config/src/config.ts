@@ -169,6 +169,8 @@ export interface RemoteSettings {
     forcePathStyle: boolean;
     /** S3_MAX_ATTEMPTS: SDK attempts per request, with its exponential backoff. */
     maxAttempts: number;
+    /** S3_PARALLEL_GETS: chunk-sized ranged GETs in flight for an object longer than a chunk (1: one stream). */
+    parallelGets: number;
   };
 }
 
@@ -252,6 +254,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     S3_SESSION_TOKEN: '',
     S3_FORCE_PATH_STYLE: 'false',
     S3_MAX_ATTEMPTS: '4',
+    S3_PARALLEL_GETS: '1',
     BATCH_MAX_ITEMS: '10000000',
     BATCH_MAX_ACTIVE: '16',
     BATCH_SMALL_ITEM_BYTES: String(8 * 1024 * 1024),
@@ -315,6 +318,7 @@ export type EnvName =
   | 'S3_SESSION_TOKEN'
   | 'S3_FORCE_PATH_STYLE'
   | 'S3_MAX_ATTEMPTS'
+  | 'S3_PARALLEL_GETS'
   | 'BATCH_MAX_ITEMS'
   | 'BATCH_MAX_ACTIVE'
   | 'BATCH_SMALL_ITEM_BYTES'
@@ -597,6 +601,7 @@ function s3Settings(
         : undefined,
     forcePathStyle: /^(1|true|yes|on)$/i.test(raw('S3_FORCE_PATH_STYLE')),
     maxAttempts: int('S3_MAX_ATTEMPTS', 1, 20),
+    parallelGets: int('S3_PARALLEL_GETS', 1, 64),
   };
 }
 

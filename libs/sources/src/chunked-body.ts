@@ -25,8 +25,11 @@ export async function* chunkBody(
   let filled = 0;
   let toSkip = skip;
   let delivered = 0;
+  // A body known to be shorter than a chunk gets a buffer of its own size: a batch reads thousands
+  // of small objects, and a chunk-sized buffer each (8 MiB) costs a mapping and GC pressure apiece.
+  const bufferBytes = expected === null ? chunkBytes : Math.max(1, Math.min(chunkBytes, expected));
   const take = (): Buffer => {
-    if (buffers.length < 3) buffers.push(Buffer.allocUnsafeSlow(chunkBytes));
+    if (buffers.length < 3) buffers.push(Buffer.allocUnsafeSlow(bufferBytes));
     return buffers[turn++ % 3];
   };
   try {
@@ -42,11 +45,11 @@ export async function* chunkBody(
       }
       while (piece.length > 0) {
         current ??= take();
-        const n = Math.min(chunkBytes - filled, piece.length);
+        const n = Math.min(bufferBytes - filled, piece.length);
         piece.copy(current, filled, 0, n);
         filled += n;
         piece = piece.subarray(n);
-        if (filled === chunkBytes) {
+        if (filled === bufferBytes) {
           delivered += filled;
           if (expected !== null && delivered > expected) throw tooLong(what, expected);
           const out = current;

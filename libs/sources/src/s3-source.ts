@@ -12,6 +12,7 @@ import {
 import { chunkBody } from './chunked-body';
 import { parseContentRange } from './http-source';
 import type { NetGuard } from './net-guard';
+import { type Body, rangedChunks } from './ranged-body';
 import type { RemoteConfig } from './remote-config';
 import {
   S3_STORED_CHECKSUM_FIELDS,
@@ -40,6 +41,12 @@ export * from './s3-checksum';
 const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
 /** Part-size HEADs in flight at once (objectLayout). */
 const PART_HEAD_CONCURRENCY = 8;
+/**
+ * S3_PARALLEL_GETS's default: one stream. Ranged GETs side by side cost more CPU per byte in Node's
+ * HTTP client than they win from a loopback s3rver on 2 cores (README, bench:e2e); they are for a
+ * store whose single stream is slow (a remote endpoint).
+ */
+export const DEFAULT_PARALLEL_GETS = 1;
 
 /**
  * One S3 client per process for the configured endpoint; its agents resolve
@@ -68,10 +75,13 @@ export function createS3Client(config: RemoteConfig): S3Client {
 
 /**
  * An object in S3-compatible storage. Identity: ETag, version id (when the
- * bucket is versioned) and size. A resumed read is one ranged GetObject from
- * the offset with If-Match = the ETag and the version id: an object replaced
- * in between fails with SOURCE_CHANGED (412 from S3, or a different ETag in the
- * answer for servers that ignore If-Match).
+ * bucket is versioned) and size. A read asks one chunk from the offset first
+ * (a ranged GetObject, with If-Match = the ETag and the version id when
+ * resuming); the answer tells the size and the ETag, and a longer object is
+ * read on as chunk-sized ranged GETs, a few in flight, each pinned with
+ * If-Match to that ETag: an object replaced in between fails with
+ * SOURCE_CHANGED (412 from S3, or a different ETag in the answer for servers
+ * that ignore If-Match).
  */
 export class S3Source implements Source {
   constructor(
@@ -79,6 +89,8 @@ export class S3Source implements Source {
     private readonly client: S3Client,
     private readonly guard: NetGuard,
     private readonly endpoint?: string,
+    /** Ranged GETs in flight for an object longer than a chunk; 1: the rest in one stream. */
+    private readonly parallelGets = DEFAULT_PARALLEL_GETS,
   ) {}
 
   async open(
@@ -102,6 +114,19 @@ export class S3Source implements Source {
         close: async () => undefined,
       };
     }
+    const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+    // With parallel GETs, a read from an offset or of an object known (a batch's listing) to be
+    // longer than a chunk asks one chunk first, and the answer's size tells what follows. Otherwise
+    // the first GET asks the whole rest; when it shows a longer object, only its first chunk is read.
+    const parallel = this.parallelGets > 1;
+    const knownSize = typeof expected?.size === 'number' ? expected.size : null;
+    const bounded =
+      parallel && (offset > 0 || (knownSize !== null && knownSize - offset > chunkBytes));
+    const asked = bounded
+      ? `bytes=${offset}-${offset + chunkBytes - 1}`
+      : offset > 0
+        ? `bytes=${offset}-`
+        : undefined;
     let out: GetObjectCommandOutput;
     try {
       out = await this.client.send(
@@ -110,18 +135,18 @@ export class S3Source implements Source {
           Key: this.spec.key,
           VersionId: versionId,
           IfMatch: ifMatch,
-          Range: offset > 0 ? `bytes=${offset}-` : undefined,
+          Range: asked,
         }),
       );
     } catch (err) {
       throw this.mapError(err, expected);
     }
-    const body = out.Body as (AsyncIterable<Buffer> & { destroy?: () => void }) | undefined;
+    const body = out.Body as Body | undefined;
     try {
       let size: number | null;
-      if (offset > 0) {
+      if (asked !== undefined) {
         const range = parseContentRange(out.ContentRange);
-        if (!range || range.start !== offset) {
+        if (!range || range.start !== offset || range.total === null) {
           throw new SourceError('SOURCE_READ_FAILED', 'S3 answered a different range than asked', {
             asked: offset,
             contentRange: out.ContentRange ?? null,
@@ -139,13 +164,34 @@ export class S3Source implements Source {
       if (expected) this.assertSame(expected, version);
       if (!body)
         throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
-      const remaining = size === null ? null : size - offset;
-      const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
-      const stream = chunkBody(body, chunkBytes, remaining, 0, 'S3 object', options.onBytes);
+      const abort = new AbortController();
+      const stream =
+        parallel && size !== null && size - offset > chunkBytes
+          ? rangedChunks({
+              first: body,
+              firstOpenEnded: !bounded,
+              offset,
+              size,
+              segmentBytes: chunkBytes,
+              inFlight: this.parallelGets,
+              fetch: (start, end, signal) => this.getRange(start, end, version, signal),
+              abort,
+              what: 'S3 object',
+              onBytes: options.onBytes,
+            })
+          : chunkBody(
+              body,
+              chunkBytes,
+              size === null ? null : size - offset,
+              0,
+              'S3 object',
+              options.onBytes,
+            );
       let closed = false;
       const close = async () => {
         if (closed) return;
         closed = true;
+        abort.abort();
         body.destroy?.();
       };
       return { stream, version, size, close };
@@ -153,6 +199,49 @@ export class S3Source implements Source {
       body?.destroy?.();
       throw err;
     }
+  }
+
+  /** Bytes [start, end] of the object `version` describes (If-Match on its ETag, its version id). */
+  private async getRange(
+    start: number,
+    end: number,
+    version: SourceVersion,
+    signal: AbortSignal,
+  ): Promise<Body> {
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.spec.bucket,
+          Key: this.spec.key,
+          VersionId: this.spec.versionId ?? (version.versionId as string | null) ?? undefined,
+          IfMatch: (version.etag as string | null) ?? undefined,
+          Range: `bytes=${start}-${end}`,
+        }),
+        { abortSignal: signal },
+      );
+    } catch (err) {
+      throw this.mapError(err, version);
+    }
+    const body = out.Body as Body | undefined;
+    const range = parseContentRange(out.ContentRange);
+    const answered = { etag: out.ETag ?? null, size: range?.total ?? null };
+    if (answered.etag !== version.etag || answered.size !== version.size) {
+      body?.destroy?.();
+      throw new SourceError('SOURCE_CHANGED', 'object changed while it was read', {
+        ...this.where(),
+        expected: version,
+        actual: answered,
+      });
+    }
+    if (!body || !range || range.start !== start || range.end !== end) {
+      body?.destroy?.();
+      throw new SourceError('SOURCE_READ_FAILED', 'S3 answered a different range than asked', {
+        asked: `${start}-${end}`,
+        contentRange: out.ContentRange ?? null,
+      });
+    }
+    return body;
   }
 
   async currentVersion(): Promise<SourceVersion> {

@@ -80,6 +80,7 @@ export class SourceFactory {
           this.s3Client(),
           this.remote.guard,
           this.remote.s3.endpoint,
+          this.remote.s3.parallelGets,
         );
       default:
         throw new SourceError(
