@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { relative } from 'node:path';
 
-import type { BatchItemRow, ItemResult } from '@hashq/batches/batch-items.repository';
+import type { ItemResult, PendingItem } from '@hashq/batches/batch-items.repository';
 import { createHasher, type Hasher, hashFiles } from '@hashq/native';
 import type { SourceFactory, SourceSpec } from '@hashq/sources';
 import { isWithin } from '@hashq/sources/open-beneath';
@@ -29,7 +29,7 @@ export interface GroupSettings {
  * streamed through their Source, a few at once.
  */
 export async function hashGroup(
-  items: readonly BatchItemRow[],
+  items: readonly PendingItem[],
   settings: GroupSettings,
 ): Promise<ItemResult[]> {
   const files = items.filter((item) => item.source.type === 'file');
@@ -40,11 +40,12 @@ export async function hashGroup(
       hashRemoteItem(item, settings),
     )),
   ];
-  return results.map((result, index) => verify(result, [...files, ...remote][index]));
+  const ordered = [...files, ...remote];
+  return results.map((result, index) => verify(result, ordered[index]));
 }
 
 /** An item with expected digests (verify mode) that hashed to others is a mismatch. */
-function verify(result: ItemResult, item: BatchItemRow): ItemResult {
+function verify(result: ItemResult, item: PendingItem): ItemResult {
   if (result.status !== 'succeeded' || !item.expected || !result.digests) return result;
   const differing = Object.entries(item.expected).filter(
     ([algorithm, hex]) => result.digests![algorithm] !== hex.toLowerCase(),
@@ -59,11 +60,11 @@ function verify(result: ItemResult, item: BatchItemRow): ItemResult {
 }
 
 async function hashFileItems(
-  items: readonly BatchItemRow[],
+  items: readonly PendingItem[],
   settings: GroupSettings,
 ): Promise<ItemResult[]> {
   const results = new Map<number, ItemResult>();
-  const byRoot = new Map<string, BatchItemRow[]>();
+  const byRoot = new Map<string, PendingItem[]>();
   for (const item of items) {
     const path = (item.source as { path: string }).path;
     const root = settings.fileRoots.find((candidate) => isWithin(candidate, path));
@@ -74,12 +75,14 @@ async function hashFileItems(
       );
       continue;
     }
-    byRoot.set(root, [...(byRoot.get(root) ?? []), item]);
+    const rooted = byRoot.get(root);
+    if (rooted) rooted.push(item);
+    else byRoot.set(root, [item]);
   }
   for (const [root, rooted] of byRoot) {
     const dir = await open(root, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
-      const names = rooted.map((item) => relative(root, (item.source as { path: string }).path));
+      const names = rooted.map((item) => beneath(root, (item.source as { path: string }).path));
       const hashed = await hashFiles(dir.fd, names, settings.algorithms, {
         outputLength: settings.outputLength,
       });
@@ -107,7 +110,19 @@ async function hashFileItems(
   return items.map((item) => results.get(item.seq)!);
 }
 
-async function hashRemoteItem(item: BatchItemRow, settings: GroupSettings): Promise<ItemResult> {
+/** An empty, `.` or `..` segment: such a name needs path.relative() to be resolved. */
+const UNNORMALIZED = /(^|\/)\.{0,2}(\/|$)/;
+
+/**
+ * `path` relative to `root` (isWithin holds): a slice of the path, as listings write them, rather
+ * than path.relative() for every item (it resolves both paths: most of a group's garbage).
+ */
+function beneath(root: string, path: string): string {
+  const rest = path.slice(root.endsWith('/') ? root.length : root.length + 1);
+  return UNNORMALIZED.test(rest) ? relative(root, path) : rest;
+}
+
+async function hashRemoteItem(item: PendingItem, settings: GroupSettings): Promise<ItemResult> {
   let opened;
   try {
     const source = settings.sources.create(item.source as unknown as SourceSpec);
@@ -137,13 +152,13 @@ async function hashRemoteItem(item: BatchItemRow, settings: GroupSettings): Prom
 }
 
 /** A permanent fault is the item's result; a transient one fails the group (BullMQ retries it). */
-function itemError(item: BatchItemRow, err: unknown, lastAttempt: boolean): ItemResult {
+function itemError(item: PendingItem, err: unknown, lastAttempt: boolean): ItemResult {
   const error = classifyError(err);
   if (!error.permanent && !lastAttempt) throw err;
   return failed(item, error.code, error.message);
 }
 
-function failed(item: BatchItemRow, code: string, message: string): ItemResult {
+function failed(item: PendingItem, code: string, message: string): ItemResult {
   return { seq: item.seq, status: 'failed', errorCode: code, errorMessage: message };
 }
 
