@@ -76,17 +76,24 @@ export class BatchGroupProcessor extends WorkerHost {
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
-    const results = await hashGroup(small, {
+    const { results, promoted } = await hashGroup(small, {
       algorithms: algorithmsFor(batch, small),
       outputLength: batch.options.outputLength,
       fileRoots,
       sources: this.sources,
       remoteParallel: 8,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      promoteBytes: this.config.batches.smallItemBytes,
     });
+    for (const { item, size } of promoted) await this.startJob(batch, { ...item, size });
     const written = await this.items.writeResults(batchId, [...refused, ...results]);
     log.debug(
-      { hashed: small.length, refused: refused.length, written, jobs: big.length },
+      {
+        hashed: results.length,
+        refused: refused.length,
+        written,
+        jobs: big.length + promoted.length,
+      },
       'batch group done',
     );
     return { status: 'done', hashed: written };
@@ -98,15 +105,15 @@ export class BatchGroupProcessor extends WorkerHost {
   }
 
   /**
-   * Hashed in the group: a size known below BATCH_SMALL_ITEM_BYTES. verify "s3" needs the jobs'
-   * S3 checksum machinery: every item of such a batch runs as a job.
+   * Hashed in the group: a size known below BATCH_SMALL_ITEM_BYTES, or a remote item listed
+   * without one (a manifest's URL or s3:// line), which hashGroup promotes to a job once its
+   * response shows it is big: a million small URLs cost a thousand group jobs, not a million jobs.
+   * verify "s3" needs the jobs' S3 checksum machinery: every item of such a batch runs as a job.
    */
   private isSmall(item: PendingItem, batch: BatchRow): boolean {
-    return (
-      batch.options.verify !== 's3' &&
-      item.size !== null &&
-      item.size < this.config.batches.smallItemBytes
-    );
+    const threshold = this.config.batches.smallItemBytes;
+    if (batch.options.verify === 's3') return false;
+    return item.size === null ? threshold > 0 : item.size < threshold;
   }
 
   /** The item as an ordinary job (made once per dispatch round: the idempotency key says which). */

@@ -19,6 +19,23 @@ export interface GroupSettings {
   remoteParallel: number;
   /** The group's last attempt: a transient fault is then the item's result too. */
   lastAttempt: boolean;
+  /**
+   * BATCH_SMALL_ITEM_BYTES: a remote item listed without a size that turns out this big (its
+   * response's length, or the bytes read when the response has none) is not hashed here.
+   */
+  promoteBytes: number;
+}
+
+/** A remote item of unknown size that turned out big: it runs as an ordinary job instead. */
+export interface PromotedItem {
+  item: PendingItem;
+  /** Its length as the response told it (null: a response without one). */
+  size: number | null;
+}
+
+export interface GroupOutcome {
+  results: ItemResult[];
+  promoted: PromotedItem[];
 }
 
 /**
@@ -26,22 +43,26 @@ export interface GroupSettings {
  * throw for one item's fault; a transient fault, e.g. S3 unreachable, is thrown so BullMQ retries
  * the group). Local files go to the native layer in one call per root (opened with
  * RESOLVE_BENEATH, read and hashed on the thread pool, no JavaScript per file); remote items are
- * streamed through their Source, a few at once.
+ * streamed through their Source, a few at once, and those of unknown size that turn out big are
+ * handed back as promoted (the caller makes them jobs).
  */
 export async function hashGroup(
   items: readonly PendingItem[],
   settings: GroupSettings,
-): Promise<ItemResult[]> {
+): Promise<GroupOutcome> {
   const files = items.filter((item) => item.source.type === 'file');
   const remote = items.filter((item) => item.source.type !== 'file');
-  const results = [
-    ...(await hashFileItems(files, settings)),
-    ...(await mapLimited(remote, settings.remoteParallel, (item) =>
-      hashRemoteItem(item, settings),
-    )),
-  ];
-  const ordered = [...files, ...remote];
-  return results.map((result, index) => verify(result, ordered[index]));
+  const fileResults = await hashFileItems(files, settings);
+  const remoteOutcomes = await mapLimited(remote, settings.remoteParallel, (item) =>
+    hashRemoteItem(item, settings),
+  );
+  const results = fileResults.map((result, i) => verify(result, files[i]));
+  const promoted: PromotedItem[] = [];
+  remoteOutcomes.forEach((outcome, i) => {
+    if ('item' in outcome) promoted.push(outcome);
+    else results.push(verify(outcome, remote[i]));
+  });
+  return { results, promoted };
 }
 
 /** An item with expected digests (verify mode) that hashed to others is a mismatch. */
@@ -122,7 +143,15 @@ function beneath(root: string, path: string): string {
   return UNNORMALIZED.test(rest) ? relative(root, path) : rest;
 }
 
-async function hashRemoteItem(item: PendingItem, settings: GroupSettings): Promise<ItemResult> {
+/**
+ * One remote item read and hashed whole; one listed without a size is promoted (not read on) once
+ * its response's length, or the bytes read so far, reach promoteBytes: a big object gets a job's
+ * checkpoints, and at most promoteBytes were read for nothing.
+ */
+async function hashRemoteItem(
+  item: PendingItem,
+  settings: GroupSettings,
+): Promise<ItemResult | PromotedItem> {
   let opened;
   try {
     const source = settings.sources.create(item.source as unknown as SourceSpec);
@@ -130,13 +159,17 @@ async function hashRemoteItem(item: PendingItem, settings: GroupSettings): Promi
   } catch (err) {
     return itemError(item, err, settings.lastAttempt);
   }
+  const unsized = item.size === null;
   try {
+    if (unsized && opened.size !== null && opened.size >= settings.promoteBytes)
+      return { item, size: opened.size };
     const hashers: Hasher[] = settings.algorithms.map((name) =>
       createHasher(name, { outputLength: settings.outputLength }),
     );
     let size = 0;
     for await (const chunk of opened.stream) {
       size += chunk.length;
+      if (unsized && size >= settings.promoteBytes) return { item, size: opened.size };
       for (const hasher of hashers) hasher.update(chunk);
     }
     const digests: Record<string, string> = {};
