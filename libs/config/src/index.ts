@@ -1,4 +1,4 @@
 export * from './config';
 export * from './config.module';
-export * from './logger';
 export * from './heap';
+export * from './logger';
