@@ -204,13 +204,22 @@ describe('batches survive killed workers', () => {
       const jobId = rows[0].job_id;
       await env.waitForJob(jobId, (job) => job.checkpoint_offset > 0);
       await kill(worker);
+      const checkpoint = (await env.job(jobId)).checkpoint_offset;
+      expect(checkpoint).toBeGreaterThan(0);
 
-      await start();
+      const next = await start();
       const batch = await client.ended(id, 120_000);
       expect(batch.status).toBe('succeeded');
       const job = await env.job(jobId);
       expect(job.status).toBe('succeeded');
       expect(job.resumes).toBeGreaterThanOrEqual(1);
+      // The next run started at the committed checkpoint, not from 0.
+      const runs = next.lines.filter((line) => line.jobId === jobId && line.msg === 'starting');
+      expect(runs).toEqual([]);
+      const resumed = next.lines.find(
+        (line) => line.jobId === jobId && line.msg === 'resuming from checkpoint',
+      );
+      expect(resumed).toMatchObject({ offset: checkpoint, resumed: true });
       const big = (await client.items(id)).find((item) => item.name === 'big.bin')!;
       expect(big.jobId).toBe(jobId);
       expect(big.digests!.sha256.hex).toBe(await fileDigest('sha256', bigPath));

@@ -1,9 +1,13 @@
 /**
  * S3 and manifest batches end to end against a real S3-compatible server (s3rver in a child
- * process: listings longer than one S3 page), digests checked against Node's crypto.
+ * process: listings longer than one S3 page), digests checked against Node's crypto. Manifest
+ * lines of unknown size (s3:// keys, URLs) are hashed in groups; those whose response shows them
+ * big run as jobs.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -12,6 +16,7 @@ import type { INestApplication } from '@nestjs/common';
 
 import { createApiApp } from './helpers/api';
 import { BatchClient, sha256 } from './helpers/batches';
+import { rangeBounds } from './helpers/http-range';
 import { type S3ServerProcess, startS3ServerProcess } from './helpers/s3-server-process';
 import { type WorkerProcess, WorkerTestEnv } from './helpers/worker-process';
 
@@ -22,6 +27,8 @@ const LONG_KEY = `pre/${Array.from({ length: 5 }, (_, i) => `${i}`.repeat(199)).
 
 // The machine is shared: whole batches through real processes get generous time.
 const TIMEOUT = 300_000;
+/** BATCH_SMALL_ITEM_BYTES of the suite: objects from this size up run as jobs. */
+const SMALL_ITEM_BYTES = 64 * 1024;
 
 describe('S3 and manifest batches', () => {
   const env = new WorkerTestEnv();
@@ -65,7 +72,11 @@ describe('S3 and manifest batches', () => {
       }),
     );
     app = await createApiApp({ ...env.env, env: { ...env.env.env, ...s3Env } });
-    worker = env.startWorker({ ...s3Env, BATCH_GROUP_SIZE: '300' });
+    worker = env.startWorker({
+      ...s3Env,
+      BATCH_GROUP_SIZE: '300',
+      BATCH_SMALL_ITEM_BYTES: String(SMALL_ITEM_BYTES),
+    });
     await worker.waitForLog((line) => line.msg === 'worker started');
     client = new BatchClient(app, () => [worker]);
   }, 180_000);
@@ -154,9 +165,15 @@ describe('S3 and manifest batches', () => {
   it(
     'hashes an inline S3 Batch Operations CSV manifest (URL-encoded keys)',
     async () => {
+      const big = randomBytes(SMALL_ITEM_BYTES * 3);
+      objects.set('big/large.bin', big);
+      await s3Client.send(
+        new PutObjectCommand({ Bucket: BUCKET, Key: 'big/large.bin', Body: big }),
+      );
       const keys = [
         'pre/00001.bin',
         'pre/with space.txt',
+        'big/large.bin',
         'pre/ünïcødé ✓.txt',
         'other/outside.bin',
       ];
@@ -168,10 +185,79 @@ describe('S3 and manifest batches', () => {
       const batch = await client.ended(id, 60_000);
       expect(batch.status).toBe('succeeded');
       const items = await client.items(id);
-      expect(items.map((item) => item.line)).toEqual([1, 2, 3, 4]);
+      expect(items.map((item) => item.line)).toEqual([1, 2, 3, 4, 5]);
       items.forEach((item, i) =>
         expect(item.digests!.sha256.hex).toBe(sha256(objects.get(keys[i])!)),
       );
+      // Listed without sizes: the small ones hashed in the group, the big one promoted to a job.
+      expect(items.map((item) => item.jobId !== null)).toEqual([false, false, true, false, false]);
+      expect(items[2].size).toBe(big.length);
+    },
+    TIMEOUT,
+  );
+
+  it(
+    'hashes small URLs of a manifest in groups and promotes big ones to jobs, length told or not',
+    async () => {
+      const bodies: Record<string, Buffer> = {
+        '/small': randomBytes(1000),
+        '/small-chunked': randomBytes(3000),
+        '/big': randomBytes(SMALL_ITEM_BYTES * 3),
+        '/big-chunked': randomBytes(SMALL_ITEM_BYTES * 3),
+      };
+      const server: Server = createServer((req, res) => {
+        const data = bodies[req.url ?? ''];
+        if (!data) return void res.writeHead(404).end();
+        const etag = `"${sha256(data).slice(0, 16)}"`;
+        // "-chunked": a whole body comes without Content-Length, in chunks of unknown total.
+        const length = req.url!.endsWith('-chunked') ? {} : { 'content-length': data.length };
+        const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+        const bounds = range && rangeBounds(range, data.length, res);
+        if (range && !bounds) return;
+        if (bounds) {
+          res.writeHead(206, {
+            etag,
+            'content-range': bounds.contentRange,
+            'content-length': bounds.end - bounds.start + 1,
+          });
+          return void res.end(
+            req.method === 'HEAD' ? undefined : data.subarray(bounds.start, bounds.end + 1),
+          );
+        }
+        res.writeHead(200, { etag, 'accept-ranges': 'bytes', ...length });
+        if (req.method === 'HEAD') return void res.end();
+        for (let at = 0; at < data.length; at += 16 * 1024)
+          res.write(data.subarray(at, at + 16 * 1024));
+        res.end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const paths = Object.keys(bodies);
+        const { id } = await client.submit({
+          source: {
+            type: 'manifest',
+            format: 'lines',
+            content: paths.map((p) => base + p).join('\n'),
+          },
+          algorithms: ['sha256'],
+        });
+        const batch = await client.ended(id, 60_000);
+        const items = await client.items(id);
+        expect({ status: batch.status, errors: items.map((item) => item.error) }).toEqual({
+          status: 'succeeded',
+          errors: [null, null, null, null],
+        });
+        items.forEach((item, i) => expect(item.digests!.sha256.hex).toBe(sha256(bodies[paths[i]])));
+        expect(items.map((item) => item.jobId !== null)).toEqual([false, false, true, true]);
+        const jobs = await env.db.query<{ id: string }>(
+          `SELECT id FROM jobs WHERE id = ANY($1) AND status = 'succeeded'`,
+          [items.map((item) => item.jobId).filter(Boolean)],
+        );
+        expect(jobs.rows).toHaveLength(2);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     },
     TIMEOUT,
   );

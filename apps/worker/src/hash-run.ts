@@ -370,9 +370,14 @@ export class HashRun {
    */
   private async verifyUnchanged(source: Source, opened: OpenedSource): Promise<void> {
     const now = await (opened.currentVersion?.() ?? source.currentVersion());
-    if (this.position !== opened.size || !sameVersion(now, opened.version)) {
+    // A source that told no length (a chunked HTTP body) ended where its stream ended: that is
+    // its size, to compare with one the source tells now (e.g. a 206's Content-Range total).
+    const size = opened.size ?? this.position;
+    const version =
+      opened.size === null && now.size !== null ? { ...opened.version, size } : opened.version;
+    if (this.position !== size || !sameVersion(now, version)) {
       throw new SourceError('SOURCE_CHANGED', 'source changed while it was read', {
-        changed: changedFields(opened.version, now),
+        changed: changedFields(version, now),
         size: opened.size,
         bytesHashed: this.position,
       });

@@ -46,6 +46,9 @@ export interface BatchItemRow {
   errorMessage: string | null;
 }
 
+/** What the hashing step reads of a pending item (a lean row: a group's rows live while it hashes). */
+export type PendingItem = Pick<BatchItemRow, 'seq' | 'source' | 'size' | 'version' | 'expected'>;
+
 /** The outcome of one small item hashed in a group. */
 export interface ItemResult {
   seq: number;
@@ -148,15 +151,21 @@ export class BatchItemsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** The pending items of a group, in listing order. */
-  async pendingOfGroup(batchId: string, group: number): Promise<BatchItemRow[]> {
-    const rows = rawRows<ItemRowRaw>(
+  async pendingOfGroup(batchId: string, group: number): Promise<PendingItem[]> {
+    const rows = rawRows<Pick<ItemRowRaw, 'seq' | 'source' | 'size' | 'version' | 'expected'>>(
       await this.db.query(
-        `SELECT ${ITEM_COLUMNS} FROM batch_items
+        `SELECT seq, source, size, version, expected FROM batch_items
           WHERE batch_id = $1 AND grp = $2 AND status = 'pending' ORDER BY seq`,
         [batchId, group],
       ),
     );
-    return rows.map(toItem);
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      source: row.source,
+      size: row.size === null ? null : Number(row.size),
+      version: row.version,
+      expected: row.expected,
+    }));
   }
 
   /**

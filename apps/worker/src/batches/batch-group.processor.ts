@@ -2,9 +2,9 @@ import { realpathSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 
 import {
-  type BatchItemRow,
   BatchItemsRepository,
   type ItemResult,
+  type PendingItem,
 } from '@hashq/batches/batch-items.repository';
 import { BatchesRepository, type BatchRow } from '@hashq/batches/batches.repository';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
@@ -76,17 +76,24 @@ export class BatchGroupProcessor extends WorkerHost {
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
-    const results = await hashGroup(small, {
+    const { results, promoted } = await hashGroup(small, {
       algorithms: algorithmsFor(batch, small),
       outputLength: batch.options.outputLength,
       fileRoots,
       sources: this.sources,
       remoteParallel: 8,
       lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      promoteBytes: this.config.batches.smallItemBytes,
     });
+    for (const { item, size } of promoted) await this.startJob(batch, { ...item, size });
     const written = await this.items.writeResults(batchId, [...refused, ...results]);
     log.debug(
-      { hashed: small.length, refused: refused.length, written, jobs: big.length },
+      {
+        hashed: results.length,
+        refused: refused.length,
+        written,
+        jobs: big.length + promoted.length,
+      },
       'batch group done',
     );
     return { status: 'done', hashed: written };
@@ -98,19 +105,19 @@ export class BatchGroupProcessor extends WorkerHost {
   }
 
   /**
-   * Hashed in the group: a size known below BATCH_SMALL_ITEM_BYTES. verify "s3" needs the jobs'
-   * S3 checksum machinery: every item of such a batch runs as a job.
+   * Hashed in the group: a size known below BATCH_SMALL_ITEM_BYTES, or a remote item listed
+   * without one (a manifest's URL or s3:// line), which hashGroup promotes to a job once its
+   * response shows it is big: a million small URLs cost a thousand group jobs, not a million jobs.
+   * verify "s3" needs the jobs' S3 checksum machinery: every item of such a batch runs as a job.
    */
-  private isSmall(item: BatchItemRow, batch: BatchRow): boolean {
-    return (
-      batch.options.verify !== 's3' &&
-      item.size !== null &&
-      item.size < this.config.batches.smallItemBytes
-    );
+  private isSmall(item: PendingItem, batch: BatchRow): boolean {
+    const threshold = this.config.batches.smallItemBytes;
+    if (batch.options.verify === 's3') return false;
+    return item.size === null ? threshold > 0 : item.size < threshold;
   }
 
   /** The item as an ordinary job (made once per dispatch round: the idempotency key says which). */
-  private async startJob(batch: BatchRow, item: BatchItemRow): Promise<void> {
+  private async startJob(batch: BatchRow, item: PendingItem): Promise<void> {
     const result = await this.jobs.insert({
       tenantId: batch.tenantId,
       source: item.source,
@@ -141,7 +148,7 @@ export class BatchGroupProcessor extends WorkerHost {
  * small ones are hashed in the group; a link counts as small (the group opens it beneath its root,
  * whatever it names) and so does a missing file (the group records SOURCE_NOT_FOUND).
  */
-async function withLocalSizes(items: BatchItemRow[]): Promise<BatchItemRow[]> {
+async function withLocalSizes(items: PendingItem[]): Promise<PendingItem[]> {
   return Promise.all(
     items.map(async (item) => {
       if (item.size !== null || item.source.type !== 'file') return item;
@@ -155,7 +162,7 @@ async function withLocalSizes(items: BatchItemRow[]): Promise<BatchItemRow[]> {
 }
 
 /** The batch's algorithms and those the items' expected digests name (a SUM file's BSD tags). */
-function algorithmsFor(batch: BatchRow, items: readonly BatchItemRow[]): string[] {
+function algorithmsFor(batch: BatchRow, items: readonly PendingItem[]): string[] {
   const names = new Set(batch.algorithms);
   for (const item of items) for (const name of Object.keys(item.expected ?? {})) names.add(name);
   return [...names];
@@ -176,7 +183,7 @@ function realRoots(roots: readonly string[]): string[] {
  * a file outside its roots (the listed path is a real path) is PATH_OUTSIDE_ROOTS, a host or
  * bucket it is not allowed SOURCE_NOT_ALLOWED. The item fails; the others go on.
  */
-function refusal(item: BatchItemRow, tenant: Tenant, fileRoots: readonly string[]): ItemResult[] {
+function refusal(item: PendingItem, tenant: Tenant, fileRoots: readonly string[]): ItemResult[] {
   const source = item.source;
   if (source.type === 'file') {
     if (fileRoots.some((root) => isWithin(root, source.path))) return [];
@@ -186,6 +193,6 @@ function refusal(item: BatchItemRow, tenant: Tenant, fileRoots: readonly string[
   return refused ? [failed(item, refused.code, refused.message)] : [];
 }
 
-function failed(item: BatchItemRow, code: string, message: string): ItemResult {
+function failed(item: PendingItem, code: string, message: string): ItemResult {
   return { seq: item.seq, status: 'failed', errorCode: code, errorMessage: message };
 }
