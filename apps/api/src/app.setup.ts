@@ -14,6 +14,7 @@ import { answerClientErrorsInJson } from './common/client-errors';
 import { boundHttpServer } from './common/http-server';
 import { requestId } from './common/request-id.middleware';
 import { requestLogger } from './common/request-logger.middleware';
+import { spreadRequestStarts } from './common/request-starts';
 import { securityHeaders } from './common/security-headers';
 import { createValidationPipe } from './common/validation.pipe';
 import { FileSourceDto } from './jobs/dto/create-job.dto';
@@ -23,7 +24,8 @@ const DOCS_PATH = 'docs';
 
 /**
  * Everything main.ts and the e2e tests both need on the app: request ids, security headers,
- * logging, body limits, errors, validation, rate limits, server timeouts, /docs.
+ * logging, body limits, errors, validation, rate limits, server timeouts, request starts spread
+ * over event-loop turns, /docs.
  * The app is created with `bodyParser: false`: JSON is the only body format parsed (a form-encoded
  * or text body parses to nothing and fails validation).
  */
@@ -32,6 +34,7 @@ export function configureApp(app: NestExpressApplication): NestExpressApplicatio
   const config = app.get<HashqConfig>(HASHQ_CONFIG);
   app.disable('x-powered-by');
   boundHttpServer(app.getHttpServer(), config.http);
+  spreadRequestStarts(app.getHttpServer());
   answerClientErrorsInJson(app.getHttpServer(), logger);
   app.use(requestId());
   app.use(securityHeaders(DOCS_PATH));

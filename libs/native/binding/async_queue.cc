@@ -22,8 +22,9 @@ class DrainWorker : public Napi::AsyncWorker {
       if (q_->pending.empty()) return;
       a_ = q_->pending.front();
       q_->pending.pop_front();
-      for (auto it = q_->pending.begin(); it != q_->pending.end(); ++it) {
-        if (hq_pairable(a_->ctx, (*it)->ctx)) {
+      for (auto it = q_->pending.begin();
+           a_->parts.empty() && it != q_->pending.end(); ++it) {
+        if ((*it)->parts.empty() && hq_pairable(a_->ctx, (*it)->ctx)) {
           b_ = *it;
           q_->pending.erase(it);
           break;
@@ -34,8 +35,10 @@ class DrainWorker : public Napi::AsyncWorker {
       hq_update2(a_->ctx, a_->data.data, a_->data.len, b_->ctx, b_->data.data,
                  b_->data.len);
       q_->paired += 2;
-    } else if (a_) {
+    } else if (a_ && a_->parts.empty()) {
       hq_update(a_->ctx, a_->data.data, a_->data.len);
+    } else if (a_) {
+      for (const Bytes &part : a_->parts) hq_update(a_->ctx, part.data, part.len);
     }
   }
 
@@ -97,20 +100,34 @@ void Pump(Napi::Env env, AsyncQueue *q) {
 
 }  // namespace
 
-// updateAsync(ctx, data, callback): data must be bytes (the TypeScript
-// layer turns strings into Buffers first).
+// updateAsync(ctx, data, callback): data must be bytes, or an array of byte
+// views absorbed in order (the TypeScript layer turns strings into Buffers
+// first). The array is referenced until the callback, and with it its views.
 Napi::Value UpdateAsync(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
   if (!ctx || !CtxReady(env, ctx)) return env.Undefined();
   Bytes in;
-  if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
+  std::vector<Bytes> parts;
+  if (info[1].IsArray()) {
+    Napi::Array array = info[1].As<Napi::Array>();
+    parts.resize(array.Length());
+    for (uint32_t i = 0; i < parts.size(); i++) {
+      napi_value part;
+      if (napi_get_element(env, array, i, &part) != napi_ok ||
+          !GetBytes(env, part, &parts[i], "data[i]"))
+        return env.Undefined();
+    }
+  } else if (!GetBytes(env, info[1], &in, "data")) {
+    return env.Undefined();
+  }
   if (!info[2].IsFunction()) {
     ThrowBadArgument(env, "callback must be a function");
     return env.Undefined();
   }
   AsyncQueue *q = &env.GetInstanceData<InstanceData>()->queue;
-  auto *t = new AsyncTask{ctx, in, Napi::Persistent(info[0].As<Napi::Object>()),
+  auto *t = new AsyncTask{ctx, in, std::move(parts),
+                          Napi::Persistent(info[0].As<Napi::Object>()),
                           Napi::Persistent(info[1].As<Napi::Object>()),
                           Napi::Persistent(info[2].As<Napi::Function>())};
   {

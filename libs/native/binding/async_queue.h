@@ -8,6 +8,7 @@
 #include <atomic>
 #include <deque>
 #include <mutex>
+#include <vector>
 
 #include "args.h"
 
@@ -20,10 +21,14 @@ namespace hashq {
 // latency-bound), a second task of the same kind, so concurrent updates on
 // different hashers share a pool thread at ~1.5-1.8x the throughput of one.
 // A task keeps its context, its data and its callback referenced until its
-// callback has run, so nothing a pool thread reads is collected.
+// callback has run, so nothing a pool thread reads is collected. `data` is
+// one byte view, or (`parts` not empty) an array of them absorbed in order:
+// a caller that gathered many pieces hands them over without copying them
+// into one buffer; such a task does not pair.
 struct AsyncTask {
   hq_ctx *ctx;
   Bytes data;
+  std::vector<Bytes> parts;
   Napi::ObjectReference ctxRef;
   Napi::ObjectReference dataRef;
   Napi::FunctionReference callback;
@@ -40,7 +45,7 @@ struct AsyncQueue {
   bool closed = false;              // main thread only: JS cannot run
 };
 
-// updateAsync(ctx, data, callback), setAsyncLimit(n), asyncStats()
+// updateAsync(ctx, data | [data, ...], callback), setAsyncLimit(n), asyncStats()
 Napi::Value UpdateAsync(const Napi::CallbackInfo &info);
 Napi::Value SetAsyncLimit(const Napi::CallbackInfo &info);
 Napi::Value AsyncStats(const Napi::CallbackInfo &info);

@@ -36,7 +36,8 @@ export interface NativeAddon {
   deserialize(ctx: Uint8Array, state: Bytes, expectId: number): number;
   ctxOutlen(ctx: Uint8Array): number;
   ctxBytes(ctx: Uint8Array): number;
-  updateAsync(ctx: Uint8Array, data: Bytes, done: () => void): void;
+  /** data: one byte view, or several absorbed in order (referenced until done) */
+  updateAsync(ctx: Uint8Array, data: Bytes | Bytes[], done: () => void): void;
   /** at most n updateAsync() calls of this thread run on the pool at once */
   setAsyncLimit(n: number): void;
   asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };

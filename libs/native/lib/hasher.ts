@@ -225,6 +225,54 @@ export class Hasher {
     });
   }
 
+  /**
+   * updateAsync() of several pieces, in order, without copying them into one buffer: pieces a
+   * caller gathered (the reads of a socket, say) go to the thread pool in one round trip per
+   * ASYNC_SLICE_BYTES or so (whole pieces; smaller in total than the sync limit: at once). Do not
+   * modify the pieces before the promise settles.
+   */
+  updateChunksAsync(chunks: readonly (Buffer | ArrayBufferView)[]): Promise<void> {
+    if (this.#busy) return Promise.reject(new BusyError());
+    const groups: Bytes[][] = [];
+    let total = 0;
+    try {
+      let group: Bytes[] = [];
+      let groupBytes = 0;
+      for (const chunk of chunks) {
+        const bytes = toBytes(chunk, 'chunks[i]');
+        if (group.length > 0 && groupBytes + bytes.byteLength > ASYNC_SLICE_BYTES) {
+          groups.push(group);
+          group = [];
+          groupBytes = 0;
+        }
+        group.push(bytes);
+        groupBytes += bytes.byteLength;
+        total += bytes.byteLength;
+      }
+      if (group.length > 0) groups.push(group);
+      if (total < syncLimit(this.#info)) {
+        for (const bytes of groups.flat()) native.update(this.#ctx, bytes);
+        return RESOLVED;
+      }
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const ctx = this.#ctx;
+    return new Promise<void>((resolve) => {
+      let next = 0;
+      const step = (): void => {
+        if (next === groups.length) {
+          this.#busy = false;
+          resolve();
+          return;
+        }
+        native.updateAsync(ctx, groups[next++], step);
+      };
+      this.#busy = true;
+      step();
+    });
+  }
+
   /** The digest (or `length` bytes of XOF output); the hasher is unchanged
    * and may be updated further. */
   digest(options?: { length?: number }): Buffer {

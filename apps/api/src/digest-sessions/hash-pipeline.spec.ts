@@ -29,8 +29,10 @@ describe('HashPipeline', () => {
     const hasher = createHasher('sha256');
     // a slow second absorber keeps batches in flight while the next ones fill
     const slow = {
-      updateAsync: (chunk: Buffer) =>
-        new Promise((resolve) => setTimeout(resolve, 2)).then(() => hasher.updateAsync(chunk)),
+      updateChunksAsync: (chunks: Buffer[]) =>
+        new Promise((resolve) => setTimeout(resolve, 2)).then(() =>
+          hasher.updateChunksAsync(chunks),
+        ),
     };
     const pipeline = new HashPipeline([slow], 100);
     await writeInPieces(pipeline, data, maxPiece);
@@ -40,10 +42,23 @@ describe('HashPipeline', () => {
     await pipeline.release();
   });
 
+  it('keeps the chunks written, never copies them', async () => {
+    const seen: Buffer[] = [];
+    const pipeline = new HashPipeline(
+      [{ updateChunksAsync: async (chunks: Buffer[]) => seen.push(...chunks) }],
+      0,
+    );
+    const chunks = [0, 1, 2, 3, 4].map(() => randomBytes(64 * 1024));
+    for (const chunk of chunks) await pipeline.write(chunk);
+    await pipeline.drain();
+    expect(seen.length).toBe(chunks.length);
+    seen.forEach((chunk, i) => expect(chunk).toBe(chunks[i])); // the same objects, in order
+  });
+
   it('asks the writer to wait only while a full batch waits for the hashers', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const pipeline = new HashPipeline([{ updateAsync: () => gate }], 0);
+    const pipeline = new HashPipeline([{ updateChunksAsync: () => gate }], 0);
     expect(pipeline.write(Buffer.alloc(BATCH_BYTES))).toBeUndefined(); // idle hashers: handed over at once
     expect(pipeline.busy).toBe(true);
     expect(pipeline.write(Buffer.alloc(BATCH_BYTES - 1))).toBeUndefined();
@@ -59,7 +74,7 @@ describe('HashPipeline', () => {
     ['a small body (Content-Length known)', 100 * 1024, 100 * 1024, 4096, 'at once'],
     ['a small body (chunked)', 100 * 1024, undefined, 4096, 'at once'],
     ['a large body in socket-sized pieces', 3 * BATCH_BYTES + 5, undefined, 64 * 1024, 'pool'],
-    // the end of the body gets a batch of its size, full before the hashers would take it
+    // the end of the body is handed over as soon as it has arrived, whatever its size
     [
       'a large body, Content-Length known',
       3 * BATCH_BYTES + 5,
@@ -84,14 +99,15 @@ describe('HashPipeline', () => {
       const absorber = {
         count: 2,
         update: (chunk: Buffer) => {
-          expect(chunk.length).toBeLessThanOrEqual(SYNC_HASH_BYTES / 2);
+          // small reads on idle hashers; the end of a body (below MIN_HAND_BYTES / 2) in drain()
+          expect(chunk.length).toBeLessThanOrEqual(Math.max(SYNC_HASH_BYTES / 2, maxPiece));
           atOnce += chunk.length;
           hasher.update(chunk);
         },
-        updateAsync: (chunk: Buffer) => {
-          pooled += chunk.length;
+        updateChunksAsync: (chunks: Buffer[]) => {
+          pooled += chunks.reduce((sum, chunk) => sum + chunk.length, 0);
           return new Promise((resolve) => setTimeout(resolve, 1)).then(() =>
-            hasher.updateAsync(chunk),
+            hasher.updateChunksAsync(chunks),
           );
         },
       };
@@ -105,15 +121,27 @@ describe('HashPipeline', () => {
     },
   );
 
-  it('hands over a small batch its body filled while the hashers were idle', async () => {
-    const hasher = createHasher('sha256');
-    const pipeline = new HashPipeline([hasher], 0, 128 * 1024);
-    const data = randomBytes(128 * 1024);
-    // two socket reads: the batch (sized for the body) is full, below the hand-over size
-    expect(pipeline.write(data.subarray(0, 64 * 1024))).toBeUndefined();
-    await pipeline.write(data.subarray(64 * 1024));
-    await pipeline.drain();
-    expect(hasher.digest().toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
-    await pipeline.release();
-  });
+  it.each([
+    ['hashed at once', 1, false],
+    ['handed over', 4, true], // 4 hashers: 128 KiB x 4 is above what is hashed at once
+  ])(
+    'the end of a body of known length, below the hand-over size, is not kept: %s',
+    async (_name, count, pooled) => {
+      const hasher = createHasher('sha256');
+      const absorber = {
+        count,
+        update: (chunk: Buffer) => hasher.update(chunk),
+        updateChunksAsync: (chunks: Buffer[]) => hasher.updateChunksAsync(chunks),
+      };
+      const pipeline = new HashPipeline([absorber], 0, 128 * 1024);
+      const data = randomBytes(128 * 1024);
+      // two socket reads: the body is complete
+      expect(pipeline.write(data.subarray(0, 64 * 1024))).toBeUndefined();
+      expect(pipeline.write(data.subarray(64 * 1024))).toBeUndefined();
+      expect([pipeline.busy, pipeline.waiting]).toEqual([pooled, 0]);
+      await pipeline.drain();
+      expect(hasher.digest().toString('hex')).toBe(createHash('sha256').update(data).digest('hex'));
+      await pipeline.release();
+    },
+  );
 });

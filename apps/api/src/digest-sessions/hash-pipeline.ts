@@ -2,24 +2,19 @@
 export const BATCH_BYTES = 1024 * 1024;
 /** Fewest bytes handed to idle hashers at once: each hand-over is a thread-pool round trip. */
 export const MIN_HAND_BYTES = 256 * 1024;
-/** Full-size batch buffers kept for the next PATCHes (a fresh buffer page-faults on its first fill). */
-const SPARE_BUFFERS = 8;
-const spares: Buffer[] = [];
-const EMPTY = Buffer.alloc(0);
 
 /**
  * Most bytes x hashers absorbed at once on the event loop, by idle hashers: a PATCH body of a
- * few KiB is hashed as it arrives (some µs), without a batch buffer nor a thread-pool round trip.
- * Socket reads of a large body (64 KiB) are above it and go to the pool in batches.
+ * few KiB is hashed as it arrives (some µs), without a thread-pool round trip. Socket reads of a
+ * large body (64 KiB) are above it and go to the pool in batches.
  */
 export const SYNC_HASH_BYTES = 32 * 1024;
-/** Batch buffers smaller than a full one are rounded up to this. */
-const BATCH_STEP = 64 * 1024;
 
 /** Something that absorbs bytes on the thread pool (SessionHashers, a Hasher), or at once. */
 export interface Absorber {
-  updateAsync(chunk: Buffer): Promise<unknown>;
-  /** Absorbs at once on this thread; without it, every byte goes through updateAsync. */
+  /** Absorbs the chunks in order on the thread pool; they are not modified meanwhile. */
+  updateChunksAsync(chunks: Buffer[]): Promise<unknown>;
+  /** Absorbs at once on this thread; without it, every byte goes through updateChunksAsync. */
   update?(chunk: Buffer): unknown;
   /** Hashers behind this absorber (1 if unset): the cost of update(). */
   readonly count?: number;
@@ -27,26 +22,28 @@ export interface Absorber {
 
 /**
  * Feeds a request body to its hashers, which run on libuv's thread pool while the next bytes
- * arrive. Socket reads are copied into a batch buffer (a read of MIN_HAND_BYTES or more that finds
- * the hashers idle goes to them as it is); the batch is handed over once it holds MIN_HAND_BYTES
- * and the hashers are idle, or the moment they are done with the previous one. A full batch makes
- * write() return a promise: the caller pauses the body until the batch has been handed over. So
- * the hashers stay busy, a hasher never reads a buffer being filled, and what is left to hash when
- * the body ends is only what arrived during the last hash.
+ * arrive. The chunks written (socket reads: fresh buffers, never reused) are kept as they are,
+ * not copied: a batch is a list of them, handed over once it holds MIN_HAND_BYTES and the hashers
+ * are idle (or the body is complete), or the moment they are done with the previous one. A batch
+ * of BATCH_BYTES that still waits makes write() return a promise: the caller pauses the body until
+ * it has been handed over. So the hashers stay busy, the event loop neither hashes (beyond small
+ * reads on idle hashers) nor copies, memory stays at about two batches per body, and what is left
+ * to hash when the body ends is only what arrived during the last hash.
  */
 export class HashPipeline {
   /** Offset of the session after every byte handed to the hashers. */
   private fed: number;
-  private batch: Buffer = EMPTY;
+  private batch: Buffer[] = [];
   private fill = 0;
   private inFlight?: Promise<void>;
   /** Largest piece hashed at once on this thread (0: all absorbers lack update()). */
   private readonly syncBytes: number;
+  /** Largest rest hashed at once on this thread by drain() (0: all absorbers lack update()). */
+  private readonly drainBytes: number;
 
   /**
-   * @param expected bytes the body will bring, if known (Content-Length): a small body gets a
-   *   batch buffer of its size, not a full one (a thousand small PATCHes at once would otherwise
-   *   hold a MiB each)
+   * @param expected bytes the body will bring, if known (Content-Length): a batch that completes
+   *   the body is handed over at once, whatever its size
    */
   constructor(
     private readonly absorbers: Absorber[],
@@ -57,6 +54,7 @@ export class HashPipeline {
     const sync = absorbers.every((absorber) => absorber.update);
     const hashers = absorbers.reduce((sum, absorber) => sum + (absorber.count ?? 1), 0);
     this.syncBytes = sync ? Math.floor(SYNC_HASH_BYTES / Math.max(1, hashers)) : 0;
+    this.drainBytes = sync ? Math.floor(MIN_HAND_BYTES / Math.max(1, hashers)) : 0;
   }
 
   /** Bytes written so far, hashed or not. */
@@ -73,82 +71,72 @@ export class HashPipeline {
     return this.inFlight !== undefined;
   }
 
+  /** Takes `chunk` (not to be modified afterwards); a promise: wait for it before the next write. */
   write(chunk: Buffer): Promise<void> | undefined {
     this.expected -= chunk.length;
-    return this.put(chunk);
-  }
-
-  private put(chunk: Buffer): Promise<void> | undefined {
-    if (!this.inFlight && this.fill === 0) {
-      if (chunk.length <= this.syncBytes) {
-        for (const absorber of this.absorbers) absorber.update!(chunk);
-        this.fed += chunk.length;
-        return undefined;
-      }
-      if (chunk.length >= MIN_HAND_BYTES) {
-        this.hand(chunk, chunk.length);
-        return undefined;
-      }
-    }
-    if (this.batch.length === 0) this.batch = this.newBatch(chunk.length);
-    const copied = chunk.copy(this.batch, this.fill);
-    this.fill += copied;
-    if (!this.inFlight && this.fill >= MIN_HAND_BYTES) this.feed();
-    if (copied === chunk.length && (this.batch.length === 0 || this.fill < this.batch.length)) {
+    if (!this.inFlight && this.fill === 0 && chunk.length <= this.syncBytes) {
+      for (const absorber of this.absorbers) absorber.update!(chunk);
+      this.fed += chunk.length;
       return undefined;
     }
-    // a full batch: by the time the hashers are done, it has been handed over and a new one starts
-    if (!this.inFlight) this.feed(); // a small one (the end of a body), idle hashers
-    const rest = chunk.subarray(copied);
-    return (this.inFlight as Promise<void>).then(() =>
-      rest.length > 0 ? this.put(rest) : undefined,
-    );
+    if (chunk.length > 0) this.batch.push(chunk);
+    this.fill += chunk.length;
+    if (!this.inFlight) this.next();
+    // a full batch waits: by the time the hashers are done with theirs, it has been handed over
+    return this.fill >= BATCH_BYTES ? this.inFlight : undefined;
   }
 
-  /** Hashes everything written; afterwards the hashers hold `offset` bytes and may be serialized. */
+  /**
+   * Hashes everything written; afterwards the hashers hold `offset` bytes and may be serialized.
+   * A rest below a hand-over is hashed at once (some 100 µs): a thread-pool round trip, two
+   * wake-ups on a busy machine, would cost more, and the commit waits for it.
+   */
   async drain(): Promise<void> {
     while (this.inFlight || this.fill > 0) {
-      if (!this.inFlight) this.feed();
+      if (!this.inFlight && this.fill <= this.drainBytes) this.absorbNow();
+      else if (!this.inFlight) this.feed();
       await this.inFlight;
     }
   }
 
-  /** Gives the batch buffers back once no hasher reads them; the pipeline is not used afterwards. */
+  /** Waits until no hasher reads a chunk written here; the pipeline is not used afterwards. */
   async release(): Promise<void> {
     await this.inFlight?.catch(() => undefined);
-    keep(this.batch);
-    this.batch = EMPTY;
+    this.batch = [];
   }
 
-  /** A full batch buffer (a spare if there is one), or a smaller one for what is left of a small body. */
-  private newBatch(first: number): Buffer {
-    const left = first + Math.max(0, this.expected);
-    if (left >= BATCH_BYTES) return spares.pop() ?? Buffer.allocUnsafeSlow(BATCH_BYTES);
-    return Buffer.allocUnsafe(Math.ceil(left / BATCH_STEP) * BATCH_STEP);
+  /**
+   * Idle hashers: a batch of MIN_HAND_BYTES goes to them; so does the end of a body of known
+   * length, at once, or hashed here when small (see drain()).
+   */
+  private next(): void {
+    if (this.fill >= MIN_HAND_BYTES) this.feed();
+    else if (this.fill > 0 && this.expected <= 0) {
+      if (this.fill <= this.drainBytes) this.absorbNow();
+      else this.feed();
+    }
   }
 
-  private feed(): void {
-    const buffer = this.batch;
-    const bytes = this.fill;
-    this.batch = EMPTY; // taken again by the next write that needs one
+  private absorbNow(): void {
+    for (const chunk of this.batch) {
+      for (const absorber of this.absorbers) absorber.update!(chunk);
+    }
+    this.fed += this.fill;
+    this.batch = [];
     this.fill = 0;
-    this.hand(buffer.subarray(0, bytes), bytes, buffer);
   }
 
-  /** Hands bytes to every hasher; once they are done, what gathered meanwhile follows at once. */
-  private hand(view: Buffer, bytes: number, buffer?: Buffer): void {
-    this.fed += bytes;
-    const done: Promise<void> = Promise.all(
-      this.absorbers.map((absorber) => absorber.updateAsync(view)),
+  /** Hands the batch to every hasher; once they are done, what gathered meanwhile follows at once. */
+  private feed(): void {
+    const chunks = this.batch;
+    this.fed += this.fill;
+    this.batch = [];
+    this.fill = 0;
+    this.inFlight = Promise.all(
+      this.absorbers.map((absorber) => absorber.updateChunksAsync(chunks)),
     ).then(() => {
-      if (buffer) keep(buffer);
       this.inFlight = undefined;
-      if (this.fill >= MIN_HAND_BYTES) this.feed();
+      this.next();
     });
-    this.inFlight = done;
   }
-}
-
-function keep(buffer: Buffer): void {
-  if (buffer.length === BATCH_BYTES && spares.length < SPARE_BUFFERS) spares.push(buffer);
 }

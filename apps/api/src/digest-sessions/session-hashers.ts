@@ -38,8 +38,9 @@ export class SessionHashers {
     for (const hasher of this.hashers) hasher.update(chunk);
   }
 
-  updateAsync(chunk: Buffer): Promise<unknown> {
-    return Promise.all(this.hashers.map((hasher) => hasher.updateAsync(chunk)));
+  /** Absorbs the chunks, in order, on the thread pool (each hasher reads them, none copies). */
+  updateChunksAsync(chunks: Buffer[]): Promise<unknown> {
+    return Promise.all(this.hashers.map((hasher) => hasher.updateChunksAsync(chunks)));
   }
 
   /** Serialized states. They hold a plaintext tail of the input: never log them. */
