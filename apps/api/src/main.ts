@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 
-import { boundHeapGrowth, createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
+import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
@@ -8,7 +8,6 @@ import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
 
 async function bootstrap(): Promise<void> {
-  boundHeapGrowth(); // memory flat in a batch's size (libs/config/src/heap.ts)
   const config = loadConfig();
   const logger = createLogger('api', config.logLevel);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), {

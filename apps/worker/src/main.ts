@@ -1,13 +1,12 @@
 import 'reflect-metadata';
 
-import { boundHeapGrowth, createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
+import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { algorithms } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
-  boundHeapGrowth(); // memory flat in a batch's size (libs/config/src/heap.ts)
   const config = loadConfig();
   const settings = config.worker;
   const log = createLogger('worker', config.logLevel);

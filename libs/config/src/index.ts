@@ -1,4 +1,3 @@
 export * from './config';
 export * from './config.module';
-export * from './heap';
 export * from './logger';
