@@ -237,7 +237,7 @@ export class DigestSessionsRepository {
     500,
   );
   private readonly writes = new StatementBatcher<WriteItem, Stamps | undefined>(
-    (items) => this.writeRowsOrEach(items),
+    (items) => this.writeRows(items),
     (item) => item.id,
     4,
     500,
@@ -484,21 +484,9 @@ export class DigestSessionsRepository {
   }
 
   /**
-   * The writes of a batch in one statement; should it fail (a deadlock between two instances'
-   * batches that share sessions, say), each write alone, so one write's error stays its own.
-   */
-  private async writeRowsOrEach(items: WriteItem[]): Promise<(Stamps | undefined)[]> {
-    try {
-      return await this.writeRows(items);
-    } catch (err) {
-      if (items.length === 1) throw err;
-      return Promise.all(items.map(async (item) => (await this.writeRows([item]))[0]));
-    }
-  }
-
-  /**
    * One UPDATE for many sessions, each fenced on its own (offset, states, status, expiry): the
-   * rows returned are those that landed, the others were fenced off.
+   * rows returned are those that landed, the others were fenced off. Should it fail (a deadlock
+   * between two instances' groups that share sessions, say), StatementBatcher runs each write alone.
    */
   private async writeRows(items: WriteItem[]): Promise<(Stamps | undefined)[]> {
     if (items.length === 1) return [await this.writeRow(items[0])];
