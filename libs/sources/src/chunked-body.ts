@@ -60,15 +60,7 @@ export async function* chunkBody(
       }
     }
   } catch (err) {
-    if (err instanceof SourceError) throw err;
-    throw new SourceError(
-      'SOURCE_READ_FAILED',
-      `reading ${what} failed: ${(err as Error).message}`,
-      {
-        cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name,
-        bytesDelivered: delivered + filled,
-      },
-    );
+    throw bodyFailed(err, what, delivered + filled);
   }
   if (current && filled > 0) {
     delivered += filled;
@@ -76,15 +68,34 @@ export async function* chunkBody(
     yield current.subarray(0, filled);
   }
   if (toSkip > 0 || (expected !== null && delivered < expected)) {
-    throw new SourceError(
-      'SOURCE_READ_FAILED',
-      `${what} ended early: ${delivered} of ${expected} bytes`,
-      {
-        bytesDelivered: delivered,
-        expected,
-      },
-    );
+    throw endedEarly(what, delivered, expected);
   }
+}
+
+/** A body's own failure (reset, timeout) as SOURCE_READ_FAILED; a SourceError stays as it is. */
+export function bodyFailed(err: unknown, what: string, bytesDelivered: number): SourceError {
+  if (err instanceof SourceError) return err;
+  return new SourceError(
+    'SOURCE_READ_FAILED',
+    `reading ${what} failed: ${(err as Error).message}`,
+    {
+      cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name,
+      bytesDelivered,
+    },
+  );
+}
+
+/** A body that ended before the bytes announced: transient, never a short digest. */
+export function endedEarly(
+  what: string,
+  bytesDelivered: number,
+  expected: number | null,
+): SourceError {
+  return new SourceError(
+    'SOURCE_READ_FAILED',
+    `${what} ended early: ${bytesDelivered} of ${expected} bytes`,
+    { bytesDelivered, expected },
+  );
 }
 
 function tooLong(what: string, expected: number): SourceError {

@@ -6,7 +6,7 @@ import { openBeneath as openNatively, type OpenBeneathResult } from '@hashq/nati
 
 import { DescriptorFile, type ReadableFile } from './descriptor-file';
 import { fsErrorToSourceError } from './fs-errors';
-import { descriptorLink, isWithin, openBeneath, type WalkRoot } from './open-beneath';
+import { descriptorLink, isWithin, openBeneath, type WalkRoot,walkStart } from './open-beneath';
 import { SourceError } from './source-error';
 
 /** What the sources use of a file's fstat (BigIntStats has it too). */
@@ -119,9 +119,9 @@ export class FileRoots {
     keepOpen: boolean,
   ): Promise<OpenBeneathResult | undefined> {
     if (!this.native) return undefined;
-    const start = this.startOf(lexical);
+    const start = walkStart(this.roots, lexical); // the root the walk would start from
     if (!start) return undefined;
-    const opened = await openNatively(start.root, start.relative, { keepOpen });
+    const opened = await openNatively(start.root.real, start.names.join('/'), { keepOpen });
     switch (opened.status) {
       case 'OK':
         if (
@@ -147,25 +147,6 @@ export class FileRoots {
         // READ_FAILED: the walk's own errno message.
         return undefined;
     }
-  }
-
-  /** The root a walk of `lexical` starts from (the first that holds it) and the names below it. */
-  private startOf(lexical: string): { root: string; relative: string } | undefined {
-    for (const root of this.roots) {
-      const base = isWithin(root.real, lexical)
-        ? root.real
-        : isWithin(root.lexical, lexical)
-          ? root.lexical
-          : undefined;
-      if (base === undefined) continue;
-      const relative = lexical
-        .slice(base.length)
-        .split('/')
-        .filter((name) => name !== '' && name !== '.')
-        .join('/');
-      return { root: root.real, relative };
-    }
-    return undefined;
   }
 
   /** The JS walk (openBeneath), then the kernel's name of the opened file checked. */

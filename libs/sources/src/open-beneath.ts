@@ -37,6 +37,30 @@ export function isWithin(root: string, candidate: string): boolean {
 }
 
 /**
+ * Where a walk of the absolute `path` starts: the first root holding it (by its real path, else
+ * its configured one) and the names below that root; undefined when no root holds it.
+ */
+export function walkStart(
+  roots: readonly WalkRoot[],
+  path: string,
+): { root: WalkRoot; names: string[] } | undefined {
+  for (const root of roots) {
+    const base = isWithin(root.real, path)
+      ? root.real
+      : isWithin(root.lexical, path)
+        ? root.lexical
+        : undefined;
+    if (base === undefined) continue;
+    const names = path
+      .slice(base.length)
+      .split('/')
+      .filter((name) => name !== '' && name !== '.');
+    return { root, names };
+  }
+  return undefined;
+}
+
+/**
  * Opens the regular file at the absolute path `path` beneath one of `roots`, resolving it as the
  * kernel would but one name at a time: each name is looked up in its parent's directory descriptor
  * ("/proc/self/fd/<dir>/<name>": Node has no openat) with O_PATH | O_NOFOLLOW. A symbolic link is
@@ -112,22 +136,12 @@ class Walk {
 
   /** Starts again at the root that holds `path` (absolute); returns the names left to walk. */
   private async enter(path: string): Promise<string[]> {
-    for (const root of this.roots) {
-      const base = isWithin(root.real, path)
-        ? root.real
-        : isWithin(root.lexical, path)
-          ? root.lexical
-          : undefined;
-      if (base === undefined) continue;
-      await this.close();
-      this.root = root;
-      this.dirs.push(await open(root.real, O_PATH | constants.O_DIRECTORY)); // the operator's path: followed
-      return path
-        .slice(base.length)
-        .split('/')
-        .filter((name) => name !== '' && name !== '.');
-    }
-    throw this.outside('file path is outside the allowed roots');
+    const start = walkStart(this.roots, path);
+    if (!start) throw this.outside('file path is outside the allowed roots');
+    await this.close();
+    this.root = start.root;
+    this.dirs.push(await open(start.root.real, O_PATH | constants.O_DIRECTORY)); // the operator's path: followed
+    return start.names;
   }
 
   private async leave(): Promise<void> {

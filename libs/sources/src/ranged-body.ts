@@ -1,3 +1,4 @@
+import { bodyFailed, endedEarly } from './chunked-body';
 import { SourceError } from './source-error';
 
 /** A response body being received (Node's IncomingMessage, as the AWS SDK answers). */
@@ -95,24 +96,10 @@ async function readInto(
     }
   } catch (err) {
     body.destroy?.();
-    if (err instanceof SourceError) throw err;
-    throw new SourceError(
-      'SOURCE_READ_FAILED',
-      `reading ${what} failed: ${(err as Error).message}`,
-      { cause: (err as NodeJS.ErrnoException).code ?? (err as Error).name, bytesDelivered: filled },
-    );
+    throw bodyFailed(err, what, filled);
   } finally {
     signal.removeEventListener('abort', stop);
   }
-  if (filled < target.length) {
-    throw new SourceError(
-      'SOURCE_READ_FAILED',
-      `${what} ended early: ${filled} of ${target.length} bytes`,
-      {
-        bytesDelivered: filled,
-        expected: target.length,
-      },
-    );
-  }
+  if (filled < target.length) throw endedEarly(what, filled, target.length);
   return target;
 }
