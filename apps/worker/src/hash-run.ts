@@ -186,9 +186,7 @@ export class HashRun {
    * while those chunks are hashed; only when it is late does the loop wait.
    */
   private async readLoop(opened: OpenedSource, hashers: RunHashers): Promise<LoopEnd> {
-    const { chunkBytes, checkpointBytes } = this.settings;
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
-    const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
     let next = this.readNextChunk(chunks);
     for (;;) {
       const read = await this.awaitChunk(next);
@@ -202,11 +200,9 @@ export class HashRun {
       await hashing;
       this.position += chunk.length;
       this.metrics?.bytesHashed(chunk.length);
-      if (this.writes.checkpointInFlight && wouldLag())
-        await this.timings.timed('writeWait', this.writes.settle());
-      this.writes.throwIfFailed();
-      if (this.writes.cancelRequested) return 'cancel';
-      if (this.stopRequested()) {
+      const stop = await this.betweenChunks(hashers, opened);
+      if (stop === 'cancel') return 'cancel';
+      if (stop === 'hand-back') {
         // The next chunk is read already: hash it too, so the next worker re-reads nothing.
         const last = await this.awaitChunk(next);
         if (!last) return 'cancel';
@@ -217,19 +213,39 @@ export class HashRun {
         }
         return 'hand-back';
       }
-      if (this.checkpointDue()) {
-        // a heartbeat is in the way
-        if (this.writes.busy && wouldLag())
-          await this.timings.timed('writeWait', this.writes.settle());
-        if (!this.writes.busy) this.startCheckpoint(hashers, opened);
-      }
     }
+  }
+
+  /**
+   * The work between two chunks (or file ranges): wait for a checkpoint that would fall behind,
+   * surface a failed write, honour a cancel or a shutdown, start a checkpoint when one is due.
+   */
+  private async betweenChunks(
+    hashers: RunHashers,
+    opened: OpenedSource,
+  ): Promise<'cancel' | 'hand-back' | undefined> {
+    if (this.writes.checkpointInFlight && this.wouldLag())
+      await this.timings.timed('writeWait', this.writes.settle());
+    this.writes.throwIfFailed();
+    if (this.writes.cancelRequested) return 'cancel';
+    if (this.stopRequested()) return 'hand-back';
+    if (this.checkpointDue()) {
+      // a heartbeat is in the way
+      if (this.writes.busy && this.wouldLag())
+        await this.timings.timed('writeWait', this.writes.settle());
+      if (!this.writes.busy) this.startCheckpoint(hashers, opened);
+    }
+    return undefined;
+  }
+
+  /** Whether one more chunk would leave the last committed checkpoint over CHECKPOINT_BYTES behind. */
+  private wouldLag(): boolean {
+    const { chunkBytes, checkpointBytes } = this.settings;
+    return this.position + chunkBytes - this.durableOffset > checkpointBytes;
   }
 
   /** readLoop's work between chunks, for fileRangeLoop (file-range-run.ts) between ranges. */
   private fileRangeHost(hashers: RunHashers, opened: OpenedSource): FileRangeHost {
-    const { chunkBytes, checkpointBytes } = this.settings;
-    const wouldLag = () => this.position + chunkBytes - this.durableOffset > checkpointBytes;
     // the states at the position, taken when the last range ended: the next one is being hashed
     let states = new Map<string, Buffer>();
     const captured: RunHashers = {
@@ -238,7 +254,7 @@ export class HashRun {
       serialize: () => states,
     };
     return {
-      rangeBytes: chunkBytes,
+      rangeBytes: this.settings.chunkBytes,
       limits: this.settings.limits,
       signal: this.reading.signal,
       position: () => this.position,
@@ -257,19 +273,7 @@ export class HashRun {
         this.writes.throwIfFailed();
         return 'cancel';
       },
-      between: async () => {
-        if (this.writes.checkpointInFlight && wouldLag())
-          await this.timings.timed('writeWait', this.writes.settle());
-        this.writes.throwIfFailed();
-        if (this.writes.cancelRequested) return 'cancel';
-        if (this.stopRequested()) return 'hand-back';
-        if (this.checkpointDue()) {
-          if (this.writes.busy && wouldLag())
-            await this.timings.timed('writeWait', this.writes.settle());
-          if (!this.writes.busy) this.startCheckpoint(captured, opened);
-        }
-        return undefined;
-      },
+      between: () => this.betweenChunks(captured, opened),
     };
   }
 
