@@ -6,7 +6,7 @@ import { openBeneath as openNatively, type OpenBeneathResult } from '@hashq/nati
 
 import { DescriptorFile, type ReadableFile } from './descriptor-file';
 import { fsErrorToSourceError } from './fs-errors';
-import { descriptorLink, isWithin, openBeneath, type WalkRoot,walkStart } from './open-beneath';
+import { descriptorLink, isWithin, openBeneath, type WalkRoot, walkStart } from './open-beneath';
 import { SourceError } from './source-error';
 
 /** What the sources use of a file's fstat (BigIntStats has it too). */
