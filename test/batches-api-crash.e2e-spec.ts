@@ -123,8 +123,13 @@ describe('batches survive a killed API', () => {
     return session;
   }
 
-  /** Resolves once a session waits on a lock of that kind ('relation', 'advisory'). */
+  /**
+   * Resolves once a session waits on a lock of that kind ('relation', 'advisory'); after 90 s it
+   * fails with what the database's sessions and the workers were doing (a bare test timeout
+   * would say nothing).
+   */
   async function waitForLockWaiter(kind: 'relation' | 'advisory'): Promise<void> {
+    const deadline = Date.now() + 90_000;
     for (;;) {
       const { rows } = await env.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
@@ -132,6 +137,16 @@ describe('batches survive a killed API', () => {
         [kind],
       );
       if (rows[0].n > 0) return;
+      if (Date.now() > deadline) {
+        const activity = await env.db.query(
+          `SELECT state, wait_event_type, wait_event, left(query, 120) AS query FROM pg_stat_activity
+            WHERE datname = current_database()`,
+        );
+        const tails = workers.map((w) => w.tail()).join('\n---\n');
+        throw new Error(
+          `no session waits on a ${kind} lock: ${JSON.stringify(activity.rows)}\n${tails}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   }
