@@ -1,5 +1,5 @@
 import { jobStateBinding, SealedStateError, type StateSealer } from '@hashq/crypto';
-import { rawRows, StatementBatcher } from '@hashq/database';
+import { PreparedStatement, rawRows, StatementBatcher } from '@hashq/database';
 import type { DigestValue, LeasedJob } from '@hashq/jobs';
 import type { SourceVersion } from '@hashq/sources';
 import type { DataSource } from 'typeorm';
@@ -59,6 +59,8 @@ export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered
 export class CheckpointStore {
   private readonly jobs: string;
   private readonly states: string;
+  /** The grouped, fenced final UPDATE (finishRows). */
+  private readonly finishStatement: PreparedStatement;
   /** Jobs of this worker that end at the same time: one UPDATE per group (small jobs end in bursts). */
   private readonly finishes = new StatementBatcher<FinishItem, boolean>(
     (items) => this.finishRows(items),
@@ -83,6 +85,19 @@ export class CheckpointStore {
     const quoted = `"${schema.replace(/"/g, '""')}"`;
     this.jobs = `${quoted}.jobs`;
     this.states = `${quoted}.job_states`;
+    this.finishStatement = new PreparedStatement(
+      `UPDATE ${this.jobs} j
+          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
+              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
+              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
+              source_version = coalesce(f.source_version, j.source_version), finished_at = now(),
+              lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb)
+              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
+                   error_code text, error_message text, error_details jsonb, source_version jsonb)
+        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'running'
+        RETURNING j.id`,
+    );
   }
 
   /**
@@ -205,36 +220,23 @@ export class CheckpointStore {
 
   /** One fenced UPDATE for many finishes: true for each job whose row it changed. */
   private async finishRows(items: FinishItem[]): Promise<boolean[]> {
-    const result: unknown = await this.db.query(
-      `UPDATE ${this.jobs} j
-          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
-              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
-              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
-              source_version = coalesce(f.source_version, j.source_version), finished_at = now(),
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb)
-              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
-                   error_code text, error_message text, error_details jsonb, source_version jsonb)
-        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'running'
-        RETURNING j.id`,
-      [
-        JSON.stringify(
-          items.map(({ job, result }) => ({
-            id: job.id,
-            fence: job.fence,
-            status: result.status,
-            digests: result.digests,
-            total_bytes: result.totalBytes,
-            bytes_read: result.bytesRead,
-            error_code: result.error?.code ?? null,
-            error_message: result.error?.message ?? null,
-            error_details: result.error?.details ?? null,
-            source_version: result.sourceVersion ?? null,
-          })),
-        ),
-      ],
-    );
-    const landed = new Set(rawRows<{ id: string }>(result).map((row) => row.id));
+    const rows = await this.finishStatement.rows<{ id: string }>(this.db, [
+      JSON.stringify(
+        items.map(({ job, result }) => ({
+          id: job.id,
+          fence: job.fence,
+          status: result.status,
+          digests: result.digests,
+          total_bytes: result.totalBytes,
+          bytes_read: result.bytesRead,
+          error_code: result.error?.code ?? null,
+          error_message: result.error?.message ?? null,
+          error_details: result.error?.details ?? null,
+          source_version: result.sourceVersion ?? null,
+        })),
+      ),
+    ]);
+    const landed = new Set(rows.map((row) => row.id));
     return items.map((item) => landed.has(item.job.id));
   }
 

@@ -12,6 +12,7 @@ import { CreateTenants1796500000000 } from '../../../migrations/1796500000000-Cr
 import { CreateApiKeys1796600000000 } from '../../../migrations/1796600000000-CreateApiKeys';
 import { TenantLimits1796700000000 } from '../../../migrations/1796700000000-TenantLimits';
 import { CreateBatches1796800000000 } from '../../../migrations/1796800000000-CreateBatches';
+import { OneJobEndTrigger1796900000000 } from '../../../migrations/1796900000000-OneJobEndTrigger';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
@@ -35,6 +36,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     CreateApiKeys1796600000000,
     TenantLimits1796700000000,
     CreateBatches1796800000000,
+    OneJobEndTrigger1796900000000,
   ];
 }
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 import type { FactoryProvider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -39,4 +41,29 @@ export function rowsSqlProvider<T>(type: new (sql: RowsSql) => T): FactoryProvid
     inject: [getDataSourceToken()],
     useFactory: (db: DataSource) => new type(typeormSql(db)),
   };
+}
+
+/** What a named statement needs of TypeORM's pg pool: pg prepares a query with a name once per connection. */
+interface PreparingPool {
+  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+}
+
+/**
+ * A statement on a hot path, prepared once per pooled connection: PostgreSQL then parses, analyzes
+ * and (after its first few runs) plans it once, not at every call. The name is derived from the
+ * text, so two statements never share one. A prepared statement's result columns are fixed when it
+ * is prepared: name them (no `RETURNING *`), so a column added by a later migration cannot fail it.
+ * Errors are pg's own (`code` = SQLSTATE), not TypeORM's QueryFailedError.
+ */
+export class PreparedStatement {
+  private readonly name: string;
+
+  constructor(readonly text: string) {
+    this.name = `hq_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+  }
+
+  async rows<T>(db: DataSource, values: unknown[]): Promise<T[]> {
+    const pool = (db.driver as unknown as { master: PreparingPool }).master;
+    return (await pool.query<T>({ name: this.name, text: this.text, values })).rows;
+  }
 }

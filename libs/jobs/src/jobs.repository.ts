@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import { JobEntity, rawRows, StatementBatcher } from '@hashq/database';
+import { JobEntity, PreparedStatement, rawRows, StatementBatcher } from '@hashq/database';
 import type { SourceSpec, SourceVersion } from '@hashq/sources';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -50,6 +50,19 @@ interface LeaseItem {
 /** Grouped statements (inserts, leases) in flight at once (pooled connections they hold), and jobs per statement. */
 const GROUP_STATEMENTS = 2;
 const GROUP_MAX = 256;
+
+/** One UPDATE for the leases a worker takes at the same time (JobsRepository.leaseRows). */
+const LEASE = new PreparedStatement(
+  `UPDATE jobs
+      SET fence = fence + 1, status = 'running', attempts = attempts + 1,
+          lease_owner = l.owner, lease_expires_at = now() + make_interval(secs => l.secs),
+          started_at = coalesce(started_at, now()), updated_at = now()
+     FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::bigint[]) AS l(id, owner, secs, max_attempts)
+    WHERE jobs.id = l.id AND jobs.status IN ('queued', 'running') AND jobs.attempts < l.max_attempts
+    RETURNING jobs.id, jobs.tenant_id, jobs.fence, jobs.source, jobs.algorithms, jobs.options,
+              jobs.checkpoint_offset, jobs.checkpoint_fence, jobs.source_version, jobs.bytes_read,
+              jobs.attempts`,
+);
 
 export type InsertResult =
   | { kind: 'created'; job: JobEntity }
@@ -110,6 +123,8 @@ export type CancelResult =
 @Injectable()
 export class JobsRepository {
   private readonly jobs: Repository<JobEntity>;
+  /** The grouped INSERT, made on first use (its RETURNING names the entity's columns). */
+  private insertStatement?: PreparedStatement;
   /** Submissions of concurrent requests, one INSERT per group (items keyed by job or Idempotency-Key). */
   private readonly inserts = new StatementBatcher<InsertItem, Record<string, unknown> | undefined>(
     (items) => this.insertRows(items),
@@ -156,29 +171,29 @@ export class JobsRepository {
    * each job alone.
    */
   private async insertRows(items: InsertItem[]): Promise<(Record<string, unknown> | undefined)[]> {
-    const rows: Record<string, unknown>[] = await this.dataSource.query(
+    this.insertStatement ??= new PreparedStatement(
       `INSERT INTO jobs (id, status, source, algorithms, options, total_bytes, idempotency_key, request_hash, tenant_id)
        SELECT r.id, 'queued', r.source, r.algorithms, r.options, r.total_bytes, r.idempotency_key, r.request_hash, r.tenant_id
          FROM jsonb_to_recordset($1::jsonb)
               AS r(id uuid, source jsonb, algorithms text[], options jsonb, total_bytes bigint,
                    idempotency_key text, request_hash text, tenant_id text)
        ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-       RETURNING *`,
-      [
-        JSON.stringify(
-          items.map(({ id, tenantId, job }) => ({
-            id,
-            source: job.source,
-            algorithms: job.algorithms,
-            options: job.options,
-            total_bytes: job.totalBytes,
-            idempotency_key: job.idempotencyKey ?? null,
-            request_hash: job.requestHash ?? null,
-            tenant_id: tenantId,
-          })),
-        ),
-      ],
+       RETURNING ${this.jobs.metadata.columns.map((column) => column.databaseName).join(', ')}`,
     );
+    const rows = await this.insertStatement.rows<Record<string, unknown>>(this.dataSource, [
+      JSON.stringify(
+        items.map(({ id, tenantId, job }) => ({
+          id,
+          source: job.source,
+          algorithms: job.algorithms,
+          options: job.options,
+          total_bytes: job.totalBytes,
+          idempotency_key: job.idempotencyKey ?? null,
+          request_hash: job.requestHash ?? null,
+          tenant_id: tenantId,
+        })),
+      ),
+    ]);
     const byId = new Map(rows.map((row) => [row.id as string, row]));
     return items.map((item) => byId.get(item.id));
   }
@@ -280,24 +295,13 @@ export class JobsRepository {
 
   /** One UPDATE for the leases a worker takes at the same time; a job not leased gets no row. */
   private async leaseRows(items: LeaseItem[]): Promise<(JobRow | undefined)[]> {
-    const result: unknown = await this.dataSource.query(
-      `UPDATE jobs
-          SET fence = fence + 1, status = 'running', attempts = attempts + 1,
-              lease_owner = l.owner, lease_expires_at = now() + make_interval(secs => l.secs),
-              started_at = coalesce(started_at, now()), updated_at = now()
-         FROM unnest($1::uuid[], $2::text[], $3::float8[], $4::bigint[]) AS l(id, owner, secs, max_attempts)
-        WHERE jobs.id = l.id AND jobs.status IN ('queued', 'running') AND jobs.attempts < l.max_attempts
-        RETURNING jobs.id, jobs.tenant_id, jobs.fence, jobs.source, jobs.algorithms, jobs.options,
-                  jobs.checkpoint_offset, jobs.checkpoint_fence, jobs.source_version, jobs.bytes_read,
-                  jobs.attempts`,
-      [
-        items.map((item) => item.jobId),
-        items.map((item) => item.owner),
-        items.map((item) => item.leaseSeconds),
-        items.map((item) => Math.min(item.maxAttempts, Number.MAX_SAFE_INTEGER)),
-      ],
-    );
-    const byId = new Map(rawRows<JobRow>(result).map((row) => [row.id, row]));
+    const rows = await LEASE.rows<JobRow>(this.dataSource, [
+      items.map((item) => item.jobId),
+      items.map((item) => item.owner),
+      items.map((item) => item.leaseSeconds),
+      items.map((item) => Math.min(item.maxAttempts, Number.MAX_SAFE_INTEGER)),
+    ]);
+    const byId = new Map(rows.map((row) => [row.id, row]));
     return items.map((item) => byId.get(item.jobId));
   }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
 import { SealedStateError, sessionStateBinding, StateSealer } from '@hashq/crypto';
-import { StatementBatcher } from '@hashq/database';
+import { PreparedStatement, StatementBatcher } from '@hashq/database';
 import type { DigestValue } from '@hashq/jobs';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -105,6 +105,20 @@ const CACHED_SESSIONS = 10_000;
 /** A cached session this close to its expiry is read again (PostgreSQL's clock decides). */
 const CACHE_EXPIRY_MARGIN_MS = 5_000;
 
+/** writeRow's statement: a lone fenced write, prepared once per pooled connection. */
+const WRITE_ONE = new PreparedStatement(
+  `UPDATE digest_sessions d
+      SET upload_offset = $3::bigint, upload_length = coalesce(d.upload_length, $4::bigint),
+          status = $5::text, states = CASE WHEN $5::text = 'uploading' THEN $11::bytea[] END,
+          digests = $6::jsonb, error_code = $7, error_message = $8,
+          error_details = $9::jsonb, updated_at = now(),
+          finished_at = CASE WHEN $5::text = 'uploading' THEN NULL ELSE now() END,
+          expires_at = now() + make_interval(secs => $10::float8)
+    WHERE d.id = $1::uuid AND d.upload_offset = $2::bigint AND d.status = 'uploading'
+      AND d.expires_at > now() AND d.states = $12::bytea[]
+    RETURNING ${STAMPS}`,
+);
+
 /** `(ARRAY[v.s1, …, v.sn])[1:v.n]`: the states of one row of a batch, in slots s1… of `v`. */
 const stateArray = (prefix: string, slots: number) =>
   `(ARRAY[${Array.from({ length: slots }, (_, i) => `v.${prefix}${i + 1}`).join(', ')}])[1:v.n]`;
@@ -181,11 +195,6 @@ interface WriteItem {
   digests: Record<string, DigestValue> | null;
   error: SessionError | null;
   idleSeconds: number;
-}
-
-/** What writeRow needs of TypeORM's pg pool: a query with a name is prepared once per connection. */
-interface PreparingPool {
-  query<R>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
 }
 
 /** The timestamps PostgreSQL's clock gave a row it wrote. */
@@ -542,35 +551,21 @@ export class DigestSessionsRepository {
    * PostgreSQL parses and plans it once, not at every commit (it is on the path of every 204).
    */
   private async writeRow(item: WriteItem): Promise<Stamps | undefined> {
-    const pool = (this.dataSource.driver as unknown as { master: PreparingPool }).master;
-    const result = await pool.query<Stamps>({
-      name: 'digest_sessions_write_one',
-      text: `UPDATE digest_sessions d
-                SET upload_offset = $3::bigint, upload_length = coalesce(d.upload_length, $4::bigint),
-                    status = $5::text, states = CASE WHEN $5::text = 'uploading' THEN $11::bytea[] END,
-                    digests = $6::jsonb, error_code = $7, error_message = $8,
-                    error_details = $9::jsonb, updated_at = now(),
-                    finished_at = CASE WHEN $5::text = 'uploading' THEN NULL ELSE now() END,
-                    expires_at = now() + make_interval(secs => $10::float8)
-              WHERE d.id = $1::uuid AND d.upload_offset = $2::bigint AND d.status = 'uploading'
-                AND d.expires_at > now() AND d.states = $12::bytea[]
-              RETURNING ${STAMPS}`,
-      values: [
-        item.id,
-        item.from,
-        item.offset,
-        item.length,
-        item.status,
-        item.digests ? JSON.stringify(item.digests) : null,
-        item.error?.code ?? null,
-        item.error?.message ?? null,
-        item.error ? JSON.stringify(item.error.details) : null,
-        item.idleSeconds,
-        item.sealed,
-        item.fence,
-      ],
-    });
-    return result.rows[0];
+    const [row] = await WRITE_ONE.rows<Stamps>(this.dataSource, [
+      item.id,
+      item.from,
+      item.offset,
+      item.length,
+      item.status,
+      item.digests ? JSON.stringify(item.digests) : null,
+      item.error?.code ?? null,
+      item.error?.message ?? null,
+      item.error ? JSON.stringify(item.error.details) : null,
+      item.idleSeconds,
+      item.sealed,
+      item.fence,
+    ]);
+    return row;
   }
 
   private seal(
