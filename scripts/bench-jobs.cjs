@@ -16,7 +16,7 @@
 //   BENCH_JOBS         jobs (default 2000)         BENCH_CLIENTS  concurrent clients (default 16)
 //   BENCH_FILE_BYTES   file size (default 4096)    BENCH_WORKERS  worker processes (default 1)
 //   BENCH_PEERS        0 skips the raw BullMQ runs
-//   BENCH_WARM_UP_JOBS untimed jobs first (default 50)
+//   BENCH_WARM_UP_JOBS untimed jobs first (default 1000: the JIT is still compiling after 50)
 //   WORKER_CONCURRENCY and the other worker settings are passed through (default: the worker's own)
 //   BENCH_WORKER_NODE_ARGS / BENCH_API_NODE_ARGS  node options, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
@@ -50,7 +50,7 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 const FILE_BYTES = Number(process.env.BENCH_FILE_BYTES ?? 4096);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const PEERS = process.env.BENCH_PEERS !== '0';
-const WARM_UP_JOBS = Number(process.env.BENCH_WARM_UP_JOBS ?? 50);
+const WARM_UP_JOBS = Number(process.env.BENCH_WARM_UP_JOBS ?? 1000);
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POLL_MS = 50;
