@@ -85,17 +85,14 @@ export function rawGet(options: RawGetOptions): Promise<RawResponse> {
     const onAbort = () => fail(options.signal!.reason as Error);
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    const ended = () => new Error('connection closed before the answer ended');
     socket.once('close', () => {
       clearTimeout(connectTimer);
       options.signal?.removeEventListener('abort', onAbort);
-      body.closed();
+      reject(ended()); // no answer yet (after one: nothing)
+      body.failed(ended()); // the body not whole (when it is: nothing)
     });
-    socket.once('error', (err) => {
-      reject(err);
-      body.failed(err);
-    });
-    socket.once('end', () => {
-      const err = new Error('connection closed before the answer ended');
+    socket.on('error', (err) => {
       reject(err);
       body.failed(err);
     });
@@ -191,10 +188,6 @@ export class RawBody implements AsyncIterable<Buffer> {
     if (this.done) return;
     this.error ??= err;
     this.wake?.();
-  }
-
-  closed(): void {
-    this.failed(new Error('connection closed before the body ended'));
   }
 
   /** Stops reading (the reader is done, early or not); frees the connection. */

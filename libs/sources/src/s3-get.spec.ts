@@ -27,12 +27,19 @@ interface Mangling {
   slowDowns: number;
   /** Cut the connection of a GET after this many body bytes (0: never). */
   cutAfter: number;
+  /** GETs still to hang up on before any answer. */
+  hangUps: number;
 }
 
 /** An HTTP proxy in front of `target` that changes GET answers as `mangling` says. */
 async function startMangler(target: string, mangling: Mangling): Promise<Server & { url: string }> {
   const backend = new URL(target);
   const server = createServer((req, res) => {
+    if (req.method === 'GET' && mangling.hangUps > 0) {
+      mangling.hangUps--;
+      req.socket.destroy();
+      return;
+    }
     if (req.method === 'GET' && mangling.slowDowns > 0) {
       mangling.slowDowns--;
       res.writeHead(503, { 'content-type': 'application/xml' });
@@ -91,7 +98,7 @@ describe('lean S3 GET (s3rver on 127.0.0.1)', () => {
   const guard = new NetGuard(['127.0.0.1']);
   const bucket = 'hashq-get';
   const big = randomBytes(6 * 1024 * 1024 + 123);
-  const mangling: Mangling = { chunked: false, slowDowns: 0, cutAfter: 0 };
+  const mangling: Mangling = { chunked: false, slowDowns: 0, cutAfter: 0, hangUps: 0 };
   let mangler: Server & { url: string };
 
   const sourceAt = (endpoint: string, key: string, env: Record<string, string> = {}) => {
@@ -107,7 +114,9 @@ describe('lean S3 GET (s3rver on 127.0.0.1)', () => {
     mangler = await startMangler(s3.endpoint, mangling);
   });
 
-  afterEach(() => Object.assign(mangling, { chunked: false, slowDowns: 0, cutAfter: 0 }));
+  afterEach(() =>
+    Object.assign(mangling, { chunked: false, slowDowns: 0, cutAfter: 0, hangUps: 0 }),
+  );
 
   afterAll(async () => {
     mangler.closeAllConnections();
@@ -168,6 +177,19 @@ describe('lean S3 GET (s3rver on 127.0.0.1)', () => {
       .catch((e: unknown) => e)) as SourceError;
     expect(err.code).toBe('SOURCE_READ_FAILED');
     expect(err.details).toMatchObject({ status: 503, s3Code: 'SlowDown' });
+  });
+
+  it('a connection closed before the answer is retried, then fails SOURCE_READ_FAILED', async () => {
+    mangling.hangUps = 1;
+    const opened = await sourceAt(mangler.url, 'big').open(0, null);
+    expect(await digestOf(opened.stream)).toEqual([sha256(big), big.length]);
+    await opened.close();
+    mangling.hangUps = 5;
+    const err = (await sourceAt(mangler.url, 'big')
+      .open(0, null)
+      .catch((e: unknown) => e)) as SourceError;
+    expect(err.code).toBe('SOURCE_READ_FAILED');
+    expect(mangling.hangUps).toBe(2); // S3_MAX_ATTEMPTS=3 attempts, no more
   });
 
   it('a connection cut mid-body fails the read SOURCE_READ_FAILED, never a short digest', async () => {
