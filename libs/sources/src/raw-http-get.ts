@@ -40,6 +40,7 @@ const MAX_HEAD_BYTES = 64 * 1024;
 export function rawGet(options: RawGetOptions): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
     const body = new RawBody();
+    let answered = false;
     let head: Buffer | null = Buffer.alloc(0);
     const fail = (err: Error) => {
       socket.destroy(err);
@@ -70,6 +71,7 @@ export function rawGet(options: RawGetOptions): Promise<RawResponse> {
           head = null;
           clearTimeout(connectTimer);
           body.start(socket, Number(parsed.headers['content-length']), rest);
+          answered = true;
           resolve({ ...parsed, body });
           return body.received(null);
         },
@@ -85,12 +87,12 @@ export function rawGet(options: RawGetOptions): Promise<RawResponse> {
     const onAbort = () => fail(options.signal!.reason as Error);
     if (options.signal?.aborted) onAbort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const ended = () => new Error('connection closed before the answer ended');
     socket.once('close', () => {
       clearTimeout(connectTimer);
       options.signal?.removeEventListener('abort', onAbort);
-      reject(ended()); // no answer yet (after one: nothing)
-      body.failed(ended()); // the body not whole (when it is: nothing)
+      // an Error (its stack) is built only when the answer or its body is not whole
+      if (!answered) reject(new Error('connection closed before the answer'));
+      else if (!body.whole) body.failed(new Error('connection closed before the body ended'));
     });
     socket.on('error', (err) => {
       reject(err);
@@ -144,6 +146,11 @@ export class RawBody implements AsyncIterable<Buffer> {
   private error: Error | null = null;
   private done = false;
   private wake: (() => void) | null = null;
+
+  /** Every byte announced arrived. */
+  get whole(): boolean {
+    return this.done && this.remaining === 0;
+  }
 
   /** The buffer the next read goes into. */
   nextBuffer(): Buffer {

@@ -184,9 +184,12 @@ export class S3Source implements Source {
       if (expected) this.assertSame(expected, version);
       if (!body)
         throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
-      const abort = new AbortController();
+      // Only ranged GETs side by side have requests to stop at close (an abort builds a
+      // DOMException and its stack: a batch would pay it for every small object).
+      const abort =
+        parallel && size !== null && size - offset > chunkBytes ? new AbortController() : null;
       const stream =
-        parallel && size !== null && size - offset > chunkBytes
+        abort && size !== null
           ? rangedChunks({
               first: body,
               firstOpenEnded: !bounded,
@@ -211,7 +214,7 @@ export class S3Source implements Source {
       const close = async () => {
         if (closed) return;
         closed = true;
-        abort.abort();
+        abort?.abort();
         body.destroy?.();
       };
       return { stream, version, size, close };
