@@ -1,13 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 
-import {
-  GetObjectCommand,
-  type GetObjectCommandOutput,
-  HeadObjectCommand,
-  type HeadObjectCommandOutput,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import { HeadObjectCommand, type HeadObjectCommandOutput, S3Client } from '@aws-sdk/client-s3';
 
 import { chunkBody } from './chunked-body';
 import { parseContentRange } from './http-source';
@@ -20,6 +14,7 @@ import {
   type S3StoredChecksumAlgorithm,
   unquoteEtag,
 } from './s3-checksum';
+import { S3Get, type S3GetAnswer } from './s3-get';
 import {
   type OpenedSource,
   type OpenOptions,
@@ -47,6 +42,12 @@ const PART_HEAD_CONCURRENCY = 8;
  * store whose single stream is slow (a remote endpoint).
  */
 export const DEFAULT_PARALLEL_GETS = 1;
+/**
+ * Bodies longer than this (or of unknown length) are read into reused buffers over a connection
+ * of their own (raw-http-get.ts); shorter ones through node:http's keep-alive pool, where a new
+ * connection per object would cost more than the buffers save.
+ */
+const RAW_MIN_BYTES = 1024 * 1024;
 
 /**
  * One S3 client per process for the configured endpoint; its agents resolve
@@ -56,7 +57,9 @@ export const DEFAULT_PARALLEL_GETS = 1;
  */
 export function createS3Client(config: RemoteConfig): S3Client {
   const lookup = config.guard.lookup;
-  return new S3Client({
+  const httpAgent = new HttpAgent({ keepAlive: true, lookup });
+  const httpsAgent = new HttpsAgent({ keepAlive: true, lookup });
+  const client = new S3Client({
     region: config.s3.region,
     endpoint: config.s3.endpoint,
     forcePathStyle: config.s3.forcePathStyle,
@@ -65,12 +68,29 @@ export function createS3Client(config: RemoteConfig): S3Client {
     // Full-object checksum validation by the SDK would fail on ranged reads; hashq computes its own digests.
     responseChecksumValidation: 'WHEN_REQUIRED',
     requestHandler: {
-      httpAgent: new HttpAgent({ keepAlive: true, lookup }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, lookup }),
+      httpAgent,
+      httpsAgent,
       connectionTimeout: config.connectTimeoutMs,
       requestTimeout: config.idleTimeoutMs,
     },
   });
+  const { endpoint, region, forcePathStyle, maxAttempts } = config.s3;
+  const get = new S3Get(client, {
+    ...{ endpoint, region, forcePathStyle, maxAttempts, httpAgent, httpsAgent, lookup },
+    connectTimeoutMs: config.connectTimeoutMs,
+    idleTimeoutMs: config.idleTimeoutMs,
+  });
+  gets.set(client, get);
+  return client;
+}
+
+/** The lean GetObject of each client createS3Client made (same agents, guard and credentials). */
+const gets = new WeakMap<S3Client, S3Get>();
+
+function getOf(client: S3Client): S3Get {
+  const get = gets.get(client);
+  if (!get) throw new Error('S3Source needs a client made by createS3Client');
+  return get;
 }
 
 /**
@@ -127,17 +147,17 @@ export class S3Source implements Source {
       : offset > 0
         ? `bytes=${offset}-`
         : undefined;
-    let out: GetObjectCommandOutput;
+    let out: S3GetAnswer;
     try {
-      out = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.spec.bucket,
-          Key: this.spec.key,
-          VersionId: versionId,
-          IfMatch: ifMatch,
-          Range: asked,
-        }),
-      );
+      out = await getOf(this.client).send({
+        bucket: this.spec.bucket,
+        key: this.spec.key,
+        versionId,
+        ifMatch,
+        range: asked,
+        // a batch's small objects (size known from the listing) stay on keep-alive node:http
+        large: knownSize === null || knownSize - offset > RAW_MIN_BYTES,
+      });
     } catch (err) {
       throw this.mapError(err, expected);
     }
@@ -164,9 +184,12 @@ export class S3Source implements Source {
       if (expected) this.assertSame(expected, version);
       if (!body)
         throw new SourceError('SOURCE_READ_FAILED', 'S3 answered without a body', this.where());
-      const abort = new AbortController();
+      // Only ranged GETs side by side have requests to stop at close (an abort builds a
+      // DOMException and its stack: a batch would pay it for every small object).
+      const abort =
+        parallel && size !== null && size - offset > chunkBytes ? new AbortController() : null;
       const stream =
-        parallel && size !== null && size - offset > chunkBytes
+        abort && size !== null
           ? rangedChunks({
               first: body,
               firstOpenEnded: !bounded,
@@ -191,7 +214,7 @@ export class S3Source implements Source {
       const close = async () => {
         if (closed) return;
         closed = true;
-        abort.abort();
+        abort?.abort();
         body.destroy?.();
       };
       return { stream, version, size, close };
@@ -208,18 +231,17 @@ export class S3Source implements Source {
     version: SourceVersion,
     signal: AbortSignal,
   ): Promise<Body> {
-    let out: GetObjectCommandOutput;
+    let out: S3GetAnswer;
     try {
-      out = await this.client.send(
-        new GetObjectCommand({
-          Bucket: this.spec.bucket,
-          Key: this.spec.key,
-          VersionId: this.spec.versionId ?? (version.versionId as string | null) ?? undefined,
-          IfMatch: (version.etag as string | null) ?? undefined,
-          Range: `bytes=${start}-${end}`,
-        }),
-        { abortSignal: signal },
-      );
+      out = await getOf(this.client).send({
+        bucket: this.spec.bucket,
+        key: this.spec.key,
+        versionId: this.spec.versionId ?? (version.versionId as string | null) ?? undefined,
+        ifMatch: (version.etag as string | null) ?? undefined,
+        range: `bytes=${start}-${end}`,
+        signal,
+        large: end - start + 1 > RAW_MIN_BYTES,
+      });
     } catch (err) {
       throw this.mapError(err, version);
     }
