@@ -37,6 +37,5 @@ export const {
   FileReadError,
   FILE_BUFFER_BYTES,
   FILES_BUFFER_BYTES,
-  retainFreedMemory,
 } = native;
 export default native;
