@@ -1,20 +1,12 @@
 import 'reflect-metadata';
 
 import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
-import { algorithms, retainFreedMemory } from '@hashq/native';
+import { algorithms } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 
 import { WorkerModule } from './worker.module';
 
-/**
- * Freed C heap kept for reuse (glibc): the 64 KiB buffers Node allocates per socket read are
- * otherwise given back and paged in again, which cost an S3 job several seconds of CPU per GiB
- * (README, bench:e2e). Bounded: the process keeps at most this much more than it needs.
- */
-const RETAINED_HEAP_BYTES = 64 * 1024 * 1024;
-
 async function bootstrap(): Promise<void> {
-  const heapRetained = retainFreedMemory(RETAINED_HEAP_BYTES);
   const config = loadConfig();
   const settings = config.worker;
   const log = createLogger('worker', config.logLevel);
@@ -44,7 +36,6 @@ async function bootstrap(): Promise<void> {
       reconcileSeconds: config.reconcileSeconds,
       stateKeyIds: config.stateKeys.map((key) => key.id), // the first seals new checkpoints
       ...settings,
-      heapRetainedBytes: heapRetained ? RETAINED_HEAP_BYTES : 0,
       // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
       implementations: Object.fromEntries(
         algorithms().map((algorithm) => [algorithm.name, algorithm.implementation]),

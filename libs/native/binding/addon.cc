@@ -14,9 +14,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "async_queue.h"
 #include "file_calls.h"
@@ -47,26 +44,6 @@ Napi::Value CpuCycles(const Napi::CallbackInfo &info) {
 
 Napi::Value CpuCyclesSource(const Napi::CallbackInfo &info) {
   return Napi::String::New(info.Env(), hq_cpucycles_source());
-}
-
-// retainFreedMemory(bytes): glibc gives the top of its heap back to the kernel once
-// M_TRIM_THRESHOLD (128 KiB, or twice a grown mmap threshold) is free there. Node
-// mallocs a fresh 64 KiB buffer for every socket read and frees it when the GC
-// collects it, so a GiB received can be paged in again and again (one fault per
-// 4 KiB). Keeping up to `bytes` free at the top lets the next reads reuse them.
-// Returns false where the C library has no such setting (not glibc).
-Napi::Value RetainFreedMemory(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  const double bytes = info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : -1;
-  if (!(bytes >= 0 && bytes <= 1073741824.0)) {
-    Napi::TypeError::New(env, "retainFreedMemory(bytes): 0..1 GiB").ThrowAsJavaScriptException();
-    return env.Undefined();
-  }
-#if defined(__GLIBC__)
-  return Napi::Boolean::New(env, mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes)) == 1);
-#else
-  return Napi::Boolean::New(env, false);
-#endif
 }
 
 // Dispatch once per process: the module may be loaded again by worker
@@ -174,7 +151,6 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("fileStatus", Table(env, fileStatuses));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
-  exports.Set("retainFreedMemory", Napi::Function::New(env, RetainFreedMemory));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));
   exports.Set("cpuFeatures", FeatureNames(env, hq_cpu_features()));
   exports.Set("cpuDetected", FeatureNames(env, hq_cpu_detected()));

@@ -40,8 +40,6 @@ export interface NativeAddon {
   updateAsync(ctx: Uint8Array, data: Bytes | Bytes[], done: () => void): void;
   /** at most n updateAsync() calls of this thread run on the pool at once */
   setAsyncLimit(n: number): void;
-  /** mallopt(M_TRIM_THRESHOLD, bytes) on glibc; false elsewhere */
-  retainFreedMemory(bytes: number): boolean;
   asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };
   /** 0, or a negated errno when fd cannot be duplicated (done is then never called) */
   updateFromFile(

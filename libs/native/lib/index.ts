@@ -36,4 +36,3 @@ export {
 } from './files';
 export { createHasher, hash, hashAsync, Hasher } from './hasher';
 export type { HasherOptions, HashOptions, Input } from './input';
-export { retainFreedMemory } from './memory';
