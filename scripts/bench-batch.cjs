@@ -41,6 +41,7 @@ const {
   databaseUrlFor,
   deleteKeys,
   BENCH_API_ENV,
+  API_NODE_ARGS,
 } = require('./bench-e2e/setup.cjs');
 const { startS3, ensureObjectSet } = require('./bench-e2e/s3.cjs');
 
@@ -344,7 +345,9 @@ async function main() {
       BATCH_MAX_ACTIVE: '100',
       LOG_LEVEL: 'warn',
     };
-    api = startProcess('dist/apps/api/main.js', 'dist/apps/api/main.js', env);
+    api = startProcess('dist/apps/api/main.js', 'dist/apps/api/main.js', env, {
+      nodeArgs: API_NODE_ARGS,
+    });
     for (let i = 0; i < WORKERS; i++)
       workers.push(startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env));
     const apiUrl = `http://127.0.0.1:${port}`;

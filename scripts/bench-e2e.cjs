@@ -49,6 +49,7 @@ const {
   databaseUrlFor,
   deleteKeys,
   BENCH_API_ENV,
+  API_NODE_ARGS,
 } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 const { startS3, ensureObject } = require('./bench-e2e/s3.cjs');
@@ -111,7 +112,7 @@ const opensslHex = (stdout) => stdout.trim().split('= ').pop();
 function startLogged(name, script, env) {
   const nodeArgs = name.startsWith('worker')
     ? (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    : [];
+    : API_NODE_ARGS;
   const child = startProcess(name, script, env, { nodeArgs, stdout: 'pipe' });
   child.records = new Map(); // jobId -> the worker's 'finished' log record
   readline.createInterface({ input: child.stdout }).on('line', (line) => {

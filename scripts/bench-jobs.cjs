@@ -41,6 +41,7 @@ const {
   databaseUrlFor,
   deleteKeys: deleteKeysOn,
   BENCH_API_ENV,
+  API_NODE_ARGS,
 } = require('./bench-e2e/setup.cjs');
 const { printTable } = require('./bench-e2e/table.cjs');
 
@@ -140,7 +141,7 @@ async function runHashq(id, files, admin, Client) {
       WORKER_METRICS_PORT: '0',
     };
     const api = startProcess('api', 'dist/apps/api/main.js', env, {
-      nodeArgs: nodeArgs('BENCH_API_NODE_ARGS'),
+      nodeArgs: [...API_NODE_ARGS, ...nodeArgs('BENCH_API_NODE_ARGS')],
     });
     const workers = Array.from({ length: WORKERS }, (_, i) =>
       startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env, {

@@ -29,7 +29,8 @@
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
 //   BENCH_CASES     which parts run: "upload,sessions" (default both); "upload-sha256" or
 //                   "upload-multi" for one of the two uploads
-//   BENCH_API_NODE_ARGS  node options for the API, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+//   BENCH_API_NODE_ARGS  node options for the API, after the project's own (API_NODE_ARGS), e.g.
+//                   "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   HASHQ_RATE_LIMIT  passed to the API (default 0: the rate limiter off)
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
@@ -39,7 +40,13 @@ const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
 
-const { BENCH_API_ENV, cpuSeconds, ensureBuilt, freePort } = require('./bench-e2e/setup.cjs');
+const {
+  API_NODE_ARGS,
+  BENCH_API_ENV,
+  cpuSeconds,
+  ensureBuilt,
+  freePort,
+} = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 
 const ROOT = path.join(__dirname, '..');
@@ -263,6 +270,7 @@ async function main() {
       },
       {
         nodeArgs: [
+          ...API_NODE_ARGS,
           ...(process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean),
           '--require',
           path.join(__dirname, 'bench-sessions', 'loop-lag.cjs'),

@@ -187,7 +187,7 @@ HASHQ_API_KEY=$(cat "$API_KEY_FILE")
 export HASHQ_API_KEY
 
 # 4. the API and one worker
-node dist/apps/api/main.js &
+node --max-semi-space-size=4 dist/apps/api/main.js & # young-generation size: docs/digest-sessions.md
 CHILDREN+=($!)
 node dist/apps/worker/main.js &
 CHILDREN+=($!)
