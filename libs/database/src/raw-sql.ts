@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 
 import type { FactoryProvider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import { type DataSource, type EntityManager, QueryFailedError } from 'typeorm';
 
 /**
  * The rows of a raw `query()`. TypeORM's PostgreSQL driver answers a SELECT or an
@@ -53,7 +53,8 @@ interface PreparingPool {
  * and (after its first few runs) plans it once, not at every call. The name is derived from the
  * text, so two statements never share one. A prepared statement's result columns are fixed when it
  * is prepared: name them (no `RETURNING *`), so a column added by a later migration cannot fail it.
- * Errors are pg's own (`code` = SQLSTATE), not TypeORM's QueryFailedError.
+ * A failed statement throws TypeORM's QueryFailedError, as every other query does (the error
+ * filter, the connection-error test and the log's redaction of `parameters` expect its shape).
  */
 export class PreparedStatement {
   private readonly name: string;
@@ -64,6 +65,10 @@ export class PreparedStatement {
 
   async rows<T>(db: DataSource, values: unknown[]): Promise<T[]> {
     const pool = (db.driver as unknown as { master: PreparingPool }).master;
-    return (await pool.query<T>({ name: this.name, text: this.text, values })).rows;
+    try {
+      return (await pool.query<T>({ name: this.name, text: this.text, values })).rows;
+    } catch (err) {
+      throw new QueryFailedError(this.text, values, err as Error);
+    }
   }
 }
