@@ -4,7 +4,8 @@
  * 1. the API dies inside POST /v1/batches of a large inline manifest, its INSERT waiting on a lock
  *    of the batches table: PostgreSQL commits that INSERT once the lock goes, so the batch row
  *    exists and its listing was never put on Redis. A new API instance's reconciler dispatches it;
- *    the client's retry with the same Idempotency-Key is answered with that batch, not a second.
+ *    the client's retry with the same Idempotency-Key (asked in step 3) is answered with that
+ *    batch, not a second.
  * 2. the API and the worker die together while the listing is half committed (the insert of one
  *    listed item waits on an advisory lock the test holds), a new API and a new worker finish.
  * Then: one batch, one row per manifest line, one result each, counters equal to the rows, digests
@@ -207,15 +208,11 @@ describe('batches survive a killed API', () => {
       expect(await batchRows()).toEqual([{ id: created.id, status: 'queued', listed: 0 }]);
       expect(await lists.getJob(created.id)).toBeUndefined(); // a batch row without its dispatch
 
-      // A new instance's reconciler dispatches the listing; the client's retry finds the batch.
+      // A new instance's reconciler dispatches the listing.
       const secondApi = await startApi();
       await secondApi.process.waitForLog(
         (line) => line.msg === 're-enqueued batch work missing from Redis',
       );
-      const retried = await post(secondApi, body);
-      expect(retried.status).toBe(202);
-      expect(retried.headers.get('idempotent-replayed')).toBe('true');
-      expect(((await retried.json()) as BatchBody).id).toBe(created.id);
 
       // 2. The listing waits on the item HOLD_SEQ (pages before it committed): kill API and worker.
       await waitForLockWaiter('advisory');
@@ -226,9 +223,16 @@ describe('batches survive a killed API', () => {
       await kill(firstWorker);
       await held.end();
 
-      // 3. A new API and a new worker finish the batch.
+      // 3. A new API and a new worker finish the batch; the client's retry (same Idempotency-Key)
+      // is answered with that batch. Not asked earlier: its INSERT ... ON CONFLICT waits for the
+      // listing's transaction (which rewrote the batch's row), and from step 2 on that one waits
+      // on this test's advisory lock.
       const api = await startApi();
       await startWorker();
+      const retried = await post(api, body);
+      expect(retried.status).toBe(202);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      expect(((await retried.json()) as BatchBody).id).toBe(created.id);
       const batch = await ended(api, created.id);
       const total = paths.length;
       expect(batch.status).toBe('succeeded');
