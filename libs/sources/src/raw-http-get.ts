@@ -122,7 +122,8 @@ function parseHead(text: string): Omit<RawResponse, 'body'> {
   return { statusCode: Number(status[1]), headers };
 }
 
-function timeoutError(what: string, ms: number): Error {
+/** A connect or idle timeout, shaped as node:http's and the SDK's (code ETIMEDOUT). */
+export function timeoutError(what: string, ms: number): Error {
   return Object.assign(new Error(`S3 ${what} timeout after ${ms} ms`), {
     name: 'TimeoutError',
     code: 'ETIMEDOUT',

@@ -11,7 +11,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 
 import type { Body } from './ranged-body';
-import { rawGet, RawHttpUnsupported } from './raw-http-get';
+import { rawGet, RawHttpUnsupported, timeoutError } from './raw-http-get';
 
 /** What one GetObject asks: the object (a version of it), pinned to an ETag, a byte range. */
 export interface S3GetRequest {
@@ -133,12 +133,16 @@ export class S3Get {
     const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
     if (!https && request.large && this.rawWorks) {
       const { connectTimeoutMs, idleTimeoutMs, lookup } = this.settings;
-      const res = await rawGet({
-        ...{ host: hostname, port: Number(url.port || 80), path, lookup },
-        ...{ connectTimeoutMs, idleTimeoutMs, signal: request.signal },
+      return rawGet({
+        host: hostname,
+        port: Number(url.port || 80),
+        path,
+        lookup,
+        connectTimeoutMs,
+        idleTimeoutMs,
+        signal: request.signal,
         headers: signed.headers,
       });
-      return res;
     }
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = (https ? httpsRequest : httpRequest)({
@@ -237,13 +241,6 @@ async function s3Error(res: Answered): Promise<Error> {
   return Object.assign(new Error(message ?? `S3 answered ${status}`), {
     name,
     $metadata: { httpStatusCode: status },
-  });
-}
-
-function timeoutError(what: string, ms: number): Error {
-  return Object.assign(new Error(`S3 ${what} timeout after ${ms} ms`), {
-    name: 'TimeoutError',
-    code: 'ETIMEDOUT',
   });
 }
 

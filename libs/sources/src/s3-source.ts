@@ -76,7 +76,13 @@ export function createS3Client(config: RemoteConfig): S3Client {
   });
   const { endpoint, region, forcePathStyle, maxAttempts } = config.s3;
   const get = new S3Get(client, {
-    ...{ endpoint, region, forcePathStyle, maxAttempts, httpAgent, httpsAgent, lookup },
+    endpoint,
+    region,
+    forcePathStyle,
+    maxAttempts,
+    httpAgent,
+    httpsAgent,
+    lookup,
     connectTimeoutMs: config.connectTimeoutMs,
     idleTimeoutMs: config.idleTimeoutMs,
   });
