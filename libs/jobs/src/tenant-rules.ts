@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 import { hostAllowed, isWithin } from '@hashq/sources';
@@ -56,4 +57,18 @@ export function tenantFileRoots(
   if (!tenantRoots) return [...deploymentRoots];
   const deployment = deploymentRoots.map((root) => resolve(root));
   return tenantRoots.filter((root) => deployment.some((base) => isWithin(base, resolve(root))));
+}
+
+/**
+ * The real paths of roots (the stored paths of files are real paths): what file items and grouped
+ * jobs open beneath; a root that does not resolve stays as given.
+ */
+export function realRoots(roots: readonly string[]): string[] {
+  return roots.map((root) => {
+    try {
+      return realpathSync(root);
+    } catch {
+      return root;
+    }
+  });
 }

@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 
 import {
@@ -16,6 +15,7 @@ import {
   hashJobData,
   hashJobOptions,
   JobsRepository,
+  realRoots,
   remoteRefusal,
   type Tenant,
   tenantFileRoots,
@@ -166,16 +166,6 @@ function algorithmsFor(batch: BatchRow, items: readonly PendingItem[]): string[]
   const names = new Set(batch.algorithms);
   for (const item of items) for (const name of Object.keys(item.expected ?? {})) names.add(name);
   return [...names];
-}
-
-function realRoots(roots: readonly string[]): string[] {
-  return roots.map((root) => {
-    try {
-      return realpathSync(root);
-    } catch {
-      return root;
-    }
-  });
 }
 
 /**
