@@ -4,21 +4,26 @@ import { resolve } from 'node:path';
 
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import {
+  HASH_GROUP_JOB,
   HASH_QUEUE,
+  type HashGroupJobData,
   type HashJobData,
+  hashJobData,
+  hashJobOptions,
   JobsRepository,
   type LeasedJob,
   TenantsRepository,
 } from '@hashq/jobs';
 import { isWithin, SourceFactory } from '@hashq/sources';
-import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { InjectQueue, OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { type BeforeApplicationShutdown, Inject } from '@nestjs/common';
-import { type Job, UnrecoverableError } from 'bullmq';
+import { type Job, type Queue, UnrecoverableError } from 'bullmq';
 import type { Logger } from 'pino';
 
 import { CheckpointStore } from './checkpoint-store';
 import { HashRun, type RunOutcome } from './hash-run';
 import { classifyError, LeaseLostError } from './job-errors';
+import { type GroupCounts, runJobGroup } from './job-group-run';
 import { JobSlots } from './job-slots';
 import { moveBackToWait } from './move-back-to-wait';
 import { WorkerMetrics } from './worker-metrics';
@@ -57,6 +62,7 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly log: Logger,
     private readonly metrics: WorkerMetrics,
+    @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData>,
   ) {
     super();
     const limits = {
@@ -68,20 +74,42 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
   }
 
   async process(
-    job: Job<HashJobData>,
+    job: Job<HashJobData | HashGroupJobData>,
     token?: string,
-  ): Promise<{ status: RunOutcome | 'skipped' }> {
+  ): Promise<{ status: RunOutcome | 'skipped' } | GroupCounts> {
     if (this.draining) return moveBackToWait(job, token);
-    const free = this.slots.take(job.data.totalBytes);
+    if (job.name === HASH_GROUP_JOB) return this.runGroup((job.data as HashGroupJobData).jobIds);
+    const single = job as Job<HashJobData>;
+    const free = this.slots.take(single.data.totalBytes);
     if (!free) {
       this.log.debug({ bullJobId: job.id }, 'every large-job slot is taken: job handed back');
       return moveBackToWait(job, token);
     }
     try {
-      return await this.run(job, token);
+      return await this.run(single, token);
     } finally {
       free();
     }
+  }
+
+  /** A job group (small files, a small slot): see runJobGroup. */
+  private runGroup(jobIds: string[]): Promise<GroupCounts> {
+    return runJobGroup(jobIds, {
+      jobs: this.jobs,
+      store: this.store,
+      tenants: this.tenants,
+      config: this.config,
+      log: this.log,
+      metrics: this.metrics,
+      owner: this.owner,
+      dispatchAlone: async (leased) => {
+        await this.queue.add(
+          'hash',
+          hashJobData(leased.id, null),
+          hashJobOptions(leased.id, leased.options.priority),
+        );
+      },
+    });
   }
 
   /** Lease, hash, record: one attempt at the job. */

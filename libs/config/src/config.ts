@@ -79,7 +79,10 @@ export interface BatchSettings {
   maxItems: number;
   /** BATCH_MAX_ACTIVE: batches queued or running at once in the deployment (429 beyond). */
   maxActive: number;
-  /** BATCH_SMALL_ITEM_BYTES: items below this size are hashed in groups; the others run as jobs. */
+  /**
+   * BATCH_SMALL_ITEM_BYTES: batch items below this size are hashed in groups, the others run as
+   * jobs; file jobs below it that are submitted together are dispatched as job groups.
+   */
   smallItemBytes: number;
   /** BATCH_GROUP_SIZE: items listed per page, and so at most per hashing group. */
   groupSize: number;

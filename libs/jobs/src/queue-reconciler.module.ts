@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { HashQueueModule } from './hash-queue.module';
 import { JobStoreModule } from './job-store.module';
 import { JobsRepository } from './jobs.repository';
-import { HASH_QUEUE, type HashJobData } from './queue';
+import { HASH_QUEUE, type HashGroupJobData, type HashJobData } from './queue';
 import { JobQueueReconciler } from './queue-reconciler';
 
 /**
@@ -23,7 +23,7 @@ import { JobQueueReconciler } from './queue-reconciler';
       inject: [JobsRepository, getQueueToken(HASH_QUEUE), HASHQ_LOGGER, HASHQ_CONFIG],
       useFactory: (
         jobs: JobsRepository,
-        queue: Queue<HashJobData>,
+        queue: Queue<HashJobData | HashGroupJobData>,
         log: Logger,
         config: HashqConfig,
       ) =>

@@ -3,7 +3,14 @@ import { ReplyError } from 'ioredis';
 import type { Logger } from 'pino';
 
 import type { JobsRepository } from './jobs.repository';
-import { ENQUEUE_REFUSED, type HashJobData, hashJobData, hashJobOptions } from './queue';
+import {
+  ENQUEUE_REFUSED,
+  HASH_GROUP_JOB,
+  type HashGroupJobData,
+  type HashJobData,
+  hashJobData,
+  hashJobOptions,
+} from './queue';
 import { TimeoutError, withTimeout } from './with-timeout';
 
 export interface ReconcilerOptions {
@@ -46,7 +53,7 @@ export class JobQueueReconciler {
 
   constructor(
     protected readonly jobs: JobsRepository,
-    protected readonly queue: Queue<HashJobData>,
+    protected readonly queue: Queue<HashJobData | HashGroupJobData>,
     protected readonly logger: Logger,
     private readonly options: ReconcilerOptions,
   ) {}
@@ -97,6 +104,7 @@ export class JobQueueReconciler {
   private async round(): Promise<number> {
     let restored = 0;
     let exhausted = 0;
+    let grouped: Set<string> | undefined; // read once, at the first job without a live job of its own
     for (const id of await this.jobs.dispatchableIds()) {
       if (this.stopped) break;
       const existing = await this.redis(this.queue.getJob(id));
@@ -104,6 +112,8 @@ export class JobQueueReconciler {
         const state = await this.redis(existing.getState());
         if (LIVE_STATES.has(state)) continue; // 'unknown': a job hash in no list would never run
       }
+      grouped ??= await this.groupedJobIds();
+      if (grouped.has(id)) continue;
       // Looked up again now: the job may have finished, or been leased, since the list was read.
       const job = await this.jobs.findDispatchable(id);
       if (!job) continue;
@@ -132,6 +142,19 @@ export class JobQueueReconciler {
       );
     }
     return restored;
+  }
+
+  /** The jobs that live job groups (HASH_GROUP_JOB) will run. */
+  private async groupedJobIds(): Promise<Set<string>> {
+    const live = await this.redis(
+      this.queue.getJobs(['wait', 'prioritized', 'delayed', 'active', 'waiting-children']),
+    );
+    const ids = new Set<string>();
+    for (const job of live) {
+      if (job?.name === HASH_GROUP_JOB)
+        for (const id of (job.data as HashGroupJobData).jobIds) ids.add(id);
+    }
+    return ids;
   }
 
   /**

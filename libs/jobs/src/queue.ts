@@ -14,6 +14,54 @@ export interface HashJobData {
   tenantId?: string;
 }
 
+/**
+ * Name of a BullMQ job on the hash queue that carries several small file jobs (a "job group"):
+ * the API dispatches the small file jobs of concurrent submissions together, and the worker
+ * leases, hashes (natively, one pool task per root) and finishes them with one statement each,
+ * so a small job costs a few rows, not a queue job of its own (README, "Small jobs").
+ */
+export const HASH_GROUP_JOB = 'hash-group';
+
+/** Payload of a job group: its jobs' ids (their rows say the rest). */
+export interface HashGroupJobData {
+  jobIds: string[];
+}
+
+/** Jobs in one group at most. */
+export const MAX_GROUP_JOBS = 256;
+
+/**
+ * Whether a job may be dispatched in a group: a local file whose size at submission is below
+ * `smallBytes` (BATCH_SMALL_ITEM_BYTES), without options only the single-job path implements, and
+ * not held for a slot of its tenant (JobAdmission dispatches those one by one).
+ */
+export function isGroupable(
+  job: {
+    source: { type: string };
+    totalBytes: number | null;
+    options: { customization?: string; s3Checksum?: boolean } | null;
+    admission?: string | null;
+  },
+  smallBytes: number,
+): boolean {
+  return (
+    job.source.type === 'file' &&
+    job.totalBytes !== null &&
+    job.totalBytes < smallBytes &&
+    !job.options?.customization &&
+    !job.options?.s3Checksum &&
+    job.admission !== 'held'
+  );
+}
+
+/**
+ * BullMQ options of a job group: a job's, under an id of its own (its first job's id with a
+ * prefix, so dispatching the same group twice adds it once).
+ */
+export function hashGroupJobOptions(jobIds: readonly string[], priority?: number): JobsOptions {
+  return hashJobOptions(`group-${jobIds[0]}`, priority);
+}
+
 export function hashJobData(jobId: string, totalBytes: number | null): HashJobData {
   return totalBytes === null ? { jobId } : { jobId, totalBytes };
 }

@@ -1,12 +1,17 @@
-import { HASHQ_LOGGER } from '@hashq/config';
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { type JobEntity, StatementBatcher } from '@hashq/database';
 import {
+  HASH_GROUP_JOB,
   HASH_QUEUE,
+  type HashGroupJobData,
+  hashGroupJobOptions,
   type HashJobData,
   hashJobData,
   hashJobOptions,
+  isGroupable,
   JobAdmission,
   JobsRepository,
+  MAX_GROUP_JOBS,
   withTimeout,
 } from '@hashq/jobs';
 import { InjectQueue } from '@nestjs/bullmq';
@@ -36,16 +41,14 @@ export interface SubmitResult {
 
 @Injectable()
 export class JobsService {
-  /** Jobs of concurrent requests go to BullMQ together: one addBulk (one round trip) per group. */
+  /**
+   * Jobs of concurrent requests go to BullMQ together: one addBulk (one round trip) per group.
+   * Their small file jobs go as job groups (HASH_GROUP_JOB, one per priority): the worker hashes
+   * each group's files in one native call and ends them in one statement.
+   */
   private readonly adds = new StatementBatcher<JobEntity, void>(
     async (jobs) => {
-      await this.queue.addBulk(
-        jobs.map((job) => ({
-          name: 'hash',
-          data: hashJobData(job.id, job.totalBytes),
-          opts: hashJobOptions(job.id, job.options.priority),
-        })),
-      );
+      await this.queue.addBulk(this.bulkEntries(jobs));
       return jobs.map(() => undefined);
     },
     (job) => job.id,
@@ -59,7 +62,8 @@ export class JobsService {
     private readonly sources: JobSourceResolver,
     private readonly tenantPolicy: TenantPolicy,
     private readonly admission: JobAdmission,
-    @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData>,
+    @InjectQueue(HASH_QUEUE) private readonly queue: Queue<HashJobData | HashGroupJobData>,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -182,6 +186,49 @@ export class JobsService {
         'enqueue failed; the job stays queued in PostgreSQL',
       );
     }
+  }
+
+  /**
+   * The BullMQ entries of jobs submitted together: their small file jobs in groups (one per
+   * priority, MAX_GROUP_JOBS at most), the others, and a group's only job, alone.
+   */
+  private bulkEntries(jobs: JobEntity[]) {
+    const single: JobEntity[] = [];
+    const groups = new Map<number | undefined, JobEntity[][]>();
+    for (const job of jobs) {
+      if (!isGroupable(job, this.config.batches.smallItemBytes)) {
+        single.push(job);
+        continue;
+      }
+      const chunks = groups.get(job.options.priority) ?? [];
+      const last = chunks[chunks.length - 1];
+      if (last && last.length < MAX_GROUP_JOBS) last.push(job);
+      else chunks.push([job]);
+      groups.set(job.options.priority, chunks);
+    }
+    const entries = [];
+    for (const [priority, chunks] of groups) {
+      for (const chunk of chunks) {
+        if (chunk.length === 1) {
+          single.push(chunk[0]);
+          continue;
+        }
+        const jobIds = chunk.map((job) => job.id);
+        entries.push({
+          name: HASH_GROUP_JOB,
+          data: { jobIds },
+          opts: hashGroupJobOptions(jobIds, priority),
+        });
+      }
+    }
+    for (const job of single) {
+      entries.push({
+        name: 'hash',
+        data: hashJobData(job.id, job.totalBytes),
+        opts: hashJobOptions(job.id, job.options.priority),
+      });
+    }
+    return entries;
   }
 
   /** A canceled job that is still waiting in BullMQ is taken out (an active one is skipped by the worker). */
