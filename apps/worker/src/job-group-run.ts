@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, constants, openSync } from 'node:fs';
 import { relative } from 'node:path';
 
 import type { HashqConfig } from '@hashq/config';
@@ -144,18 +143,21 @@ async function fileSets(
   return { sets: [...sets.values()], alone };
 }
 
-/** The set's files hashed; null when its root cannot be opened (each job then goes alone). */
+/**
+ * The set's files hashed; null when its root cannot be opened (each job then goes alone). The
+ * root is opened synchronously: one syscall, cheaper than a FileHandle for every group.
+ */
 async function hashSet(set: FileSet): Promise<HashFilesResult | null> {
-  let dir;
+  let dir: number;
   try {
-    dir = await open(set.root, constants.O_RDONLY | constants.O_DIRECTORY);
+    dir = openSync(set.root, constants.O_RDONLY | constants.O_DIRECTORY);
   } catch {
     return null;
   }
   try {
-    return await hashFiles(dir.fd, set.names, set.algorithms, { outputLength: set.outputLength });
+    return await hashFiles(dir, set.names, set.algorithms, { outputLength: set.outputLength });
   } finally {
-    await dir.close();
+    closeSync(dir);
   }
 }
 
