@@ -161,6 +161,58 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
     }
   });
 
+  it('lets a cancel or a lease that comes between its read and its write win', async () => {
+    const files = await writeFiles('race', 12);
+    const jobs = await submitTogether(
+      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
+    );
+    const group = (await dispatched()).groups.find((ids) => ids.length >= 3);
+    expect(group).toBeDefined();
+    const [canceled, leased] = group!;
+    // Writes to jobs wait; reads go on: the worker reads the group, hashes it, and its one
+    // UPDATE waits here while a cancel and a lease of the single-job path get in first.
+    const lock = await env.lockTable('jobs');
+    const worker = env.startWorker();
+    try {
+      await lock.waitForWaiter(worker);
+      await lock.query(
+        `UPDATE jobs SET status = 'canceled', cancel_requested = true, finished_at = now()
+          WHERE id = $1 AND status = 'queued'`,
+        [canceled],
+      );
+      await lock.query(
+        `UPDATE jobs SET status = 'running', fence = fence + 1, attempts = attempts + 1,
+                lease_owner = 'another worker', lease_expires_at = now() + interval '1 hour'
+          WHERE id = $1 AND status = 'queued'`,
+        [leased],
+      );
+      await lock.commit();
+      for (const [i, job] of jobs.entries()) {
+        if (job.id === leased) continue;
+        const done = await finished(job.id);
+        if (job.id === canceled) {
+          expect(done.status).toBe('canceled');
+          expect(done.digests).toBeNull();
+          continue;
+        }
+        expect(done.status).toBe('succeeded');
+        expect(done.digests?.sha256.hex).toBe(
+          createHash('sha256').update(files[i].data).digest('hex'),
+        );
+      }
+      const other = await env.job(leased);
+      expect([other.status, other.fence, other.lease_owner, other.digests]).toEqual([
+        'running',
+        1,
+        'another worker',
+        null,
+      ]);
+    } finally {
+      await lock.release();
+      await worker.stop();
+    }
+  });
+
   it('puts the jobs of a group Redis lost back one by one, and they succeed', async () => {
     const files = await writeFiles('lost', 12);
     const jobs = await submitTogether(

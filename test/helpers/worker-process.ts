@@ -189,6 +189,17 @@ export class TableLock {
     }
   }
 
+  /** A statement in the locking transaction: others see it once commit() ends the lock. */
+  async query(sql: string, params: unknown[] = []): Promise<void> {
+    await this.client.query(sql, params);
+  }
+
+  /** Commits what query() wrote and ends the session, and the lock with it. */
+  async commit(): Promise<void> {
+    await this.client.query('COMMIT');
+    await this.release();
+  }
+
   /** Ends the session: its transaction, and the lock, end with it (idempotent). */
   async release(): Promise<void> {
     await this.client.end().catch(() => undefined);
@@ -207,6 +218,7 @@ export interface JobRow {
   checkpoint_offset: number;
   source_version: Record<string, unknown> | null;
   cancel_requested: boolean;
+  lease_owner: string | null;
   digests: Record<string, { hex: string; base64: string }> | null;
   error_code: string | null;
   error_message: string | null;

@@ -25,7 +25,7 @@ export interface FinalResult {
   sourceVersion?: SourceVersion;
 }
 
-interface FinishItem {
+export interface FinishItem {
   job: LeasedJob;
   result: FinalResult;
 }
@@ -43,8 +43,8 @@ export type StoreOutagePolicy = Omit<OutageRetryPolicy, 'onRetry' | 'onRecovered
 };
 
 /**
- * The worker's writes under the lease it holds (JobsRepository.lease takes it), and the only
- * class touching job_states. Each write is guarded by the fence taken with the lease
+ * The worker's writes under the lease it holds (JobsRepository.lease takes it) or, for a job
+ * group, under the fence it read (finishQueued), and the only class touching job_states. Each write is guarded by the fence taken with the lease
  * (`WHERE id = $1 AND fence = $2`): when it matches no row, the lease was lost and LeaseLostError
  * is thrown before anything else is written. A checkpoint writes jobs and job_states in ONE
  * statement (see fenced): that statement is the durability design, so the fenced UPDATEs on jobs
@@ -61,6 +61,8 @@ export class CheckpointStore {
   private readonly states: string;
   /** The grouped, fenced final UPDATE (finishRows). */
   private readonly finishStatement: PreparedStatement;
+  /** The final UPDATE of a job group's jobs (finishQueued). */
+  private readonly groupFinishStatement: PreparedStatement;
   /** Jobs of this worker that end at the same time: one UPDATE per group (small jobs end in bursts). */
   private readonly finishes = new StatementBatcher<FinishItem, boolean>(
     (items) => this.finishRows(items),
@@ -96,6 +98,20 @@ export class CheckpointStore {
               AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
                    error_code text, error_message text, error_details jsonb, source_version jsonb)
         WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'running'
+        RETURNING j.id`,
+    );
+    this.groupFinishStatement = new PreparedStatement(
+      `UPDATE ${this.jobs} j
+          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
+              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
+              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
+              source_version = f.source_version, fence = j.fence + 1, attempts = j.attempts + 1,
+              started_at = coalesce(j.started_at, now()), finished_at = now(), updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb)
+              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
+                   error_code text, error_message text, error_details jsonb, source_version jsonb)
+        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'queued'
+          AND j.admission IS DISTINCT FROM 'held'
         RETURNING j.id`,
     );
   }
@@ -220,24 +236,22 @@ export class CheckpointStore {
 
   /** One fenced UPDATE for many finishes: true for each job whose row it changed. */
   private async finishRows(items: FinishItem[]): Promise<boolean[]> {
-    const rows = await this.finishStatement.rows<{ id: string }>(this.db, [
-      JSON.stringify(
-        items.map(({ job, result }) => ({
-          id: job.id,
-          fence: job.fence,
-          status: result.status,
-          digests: result.digests,
-          total_bytes: result.totalBytes,
-          bytes_read: result.bytesRead,
-          error_code: result.error?.code ?? null,
-          error_message: result.error?.message ?? null,
-          error_details: result.error?.details ?? null,
-          source_version: result.sourceVersion ?? null,
-        })),
-      ),
-    ]);
+    const rows = await this.finishStatement.rows<{ id: string }>(this.db, [finishRecords(items)]);
     const landed = new Set(rows.map((row) => row.id));
     return items.map((item) => landed.has(item.job.id));
+  }
+
+  /**
+   * The results of a job group's jobs, read queued and never leased (JobsRepository.queuedOfGroup):
+   * each lands only if its job is still queued with the fence it was read with, so a cancel, or a
+   * lease taken by the single-job path meanwhile, wins. The write counts as the job's one attempt.
+   * Returns the ids of the jobs it ended.
+   */
+  async finishQueued(items: FinishItem[]): Promise<Set<string>> {
+    const rows = await this.groupFinishStatement.rows<{ id: string }>(this.db, [
+      finishRecords(items),
+    ]);
+    return new Set(rows.map((row) => row.id));
   }
 
   /** Permanent failure: the job ends 'failed' with its code. */
@@ -272,19 +286,6 @@ export class CheckpointStore {
       `status = 'queued', error_code = $3, error_message = $4, bytes_done = checkpoint_offset,
        bytes_read = greatest(bytes_read, $5), lease_owner = NULL, lease_expires_at = NULL`,
       [error.code, error.message, bytesRead],
-    );
-  }
-
-  /**
-   * Gives a job of a job group back before anything was read for it (its file needs the single-job
-   * path: an error to word as that path does, a size it grew to): 'queued' again, and the lease it
-   * took does not count as an attempt.
-   */
-  async release(job: LeasedJob): Promise<void> {
-    await this.fenced(
-      job,
-      `status = 'queued', attempts = greatest(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL`,
-      [],
     );
   }
 
@@ -329,4 +330,22 @@ export class CheckpointStore {
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
+}
+
+/** The finishes as the one JSON parameter of the final UPDATEs. */
+function finishRecords(items: readonly FinishItem[]): string {
+  return JSON.stringify(
+    items.map(({ job, result }) => ({
+      id: job.id,
+      fence: job.fence,
+      status: result.status,
+      digests: result.digests,
+      total_bytes: result.totalBytes,
+      bytes_read: result.bytesRead,
+      error_code: result.error?.code ?? null,
+      error_message: result.error?.message ?? null,
+      error_details: result.error?.details ?? null,
+      source_version: result.sourceVersion ?? null,
+    })),
+  );
 }

@@ -101,7 +101,6 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
       config: this.config,
       log: this.log,
       metrics: this.metrics,
-      owner: this.owner,
       dispatchAlone: async (leased) => {
         await this.queue.add(
           'hash',

@@ -14,9 +14,8 @@ import { hashFiles, type HashFilesResult } from '@hashq/native';
 import { fileVersion, isWithin } from '@hashq/sources';
 import type { Logger } from 'pino';
 
-import type { CheckpointStore } from './checkpoint-store';
+import type { CheckpointStore, FinalResult, FinishItem } from './checkpoint-store';
 import { expectedDigestError } from './expected-digests';
-import { LeaseLostError } from './job-errors';
 import type { RunMetrics } from './worker-metrics';
 
 export interface JobGroupHost {
@@ -26,21 +25,19 @@ export interface JobGroupHost {
   config: HashqConfig;
   log: Logger;
   metrics?: RunMetrics;
-  /** This worker's lease owner name. */
-  owner: string;
   /** Puts a job on the hash queue as a BullMQ job of its own. */
   dispatchAlone(job: LeasedJob): Promise<void>;
 }
 
 export interface GroupCounts {
   hashed: number;
-  /** Given back to the single-job path (an error to word, a checkpoint, an option). */
-  released: number;
-  /** Not leased: finished, canceled, or out of attempts meanwhile. */
+  /** Dispatched alone, to the single-job path (an error to word, a checkpoint, an option). */
+  alone: number;
+  /** Not queued any more (finished, canceled, running elsewhere), or not landed for that reason. */
   skipped: number;
 }
 
-/** Leased jobs that open beneath one root and hash with the same algorithms: one native call. */
+/** Queued jobs that open beneath one root and hash with the same algorithms: one native call. */
 interface FileSet {
   root: string;
   algorithms: string[];
@@ -51,70 +48,60 @@ interface FileSet {
 }
 
 /**
- * One job group (HASH_GROUP_JOB): its jobs are leased in one statement, their files hashed on the
- * thread pool by hashFiles (opened beneath the tenant's root with RESOLVE_BENEATH, fstat'ed again
- * after the read, as the single-job path checks them), and their results written in one fenced
- * statement; no JavaScript stream, no queue job per file. A job this path cannot finish exactly as
- * the single-job path would (its file missing or changed, a checkpoint of an earlier attempt, a
- * path outside the roots) is released unread and dispatched alone, so every error keeps the words
- * and codes of that path. A group that throws (PostgreSQL away) is retried by BullMQ; the leases
- * it took are fenced, so a retry or a second worker can never finish a job twice.
+ * One job group (HASH_GROUP_JOB). Its queued jobs are read in one statement, their files hashed on
+ * the thread pool by hashFiles (opened beneath the tenant's root with RESOLVE_BENEATH, fstat'ed
+ * again after the read, as the single-job path checks them), and their results written in one
+ * statement that lands only for jobs still queued with the fence they were read with: no lease,
+ * no queue job and no JavaScript stream per file. A cancel or a lease of the single-job path that
+ * comes first wins; a retry of the group (BullMQ, after a crash) finds finished jobs no longer
+ * queued. A job this path cannot end as the single-job path would (its file missing or changed, a
+ * checkpoint of an earlier attempt, a path outside the roots, attempts used up) is dispatched
+ * alone, unread, so every error keeps the words and codes of that path.
  */
 export async function runJobGroup(
   jobIds: readonly string[],
   host: JobGroupHost,
 ): Promise<GroupCounts> {
-  const { config } = host;
-  const leases = await Promise.all(
-    jobIds.map((id) => host.jobs.lease(id, host.owner, config.leaseSeconds, config.maxJobAttempts)),
-  );
-  let skipped = 0;
-  for (const [i, lease] of leases.entries()) {
-    if (lease) continue;
-    skipped++;
-    const exhausted = await host.jobs.failExhaustedOnLease(jobIds[i], config.maxJobAttempts);
-    if (exhausted)
-      host.log.error(
-        { jobId: jobIds[i], maxAttempts: config.maxJobAttempts, ...exhausted },
-        'job failed: ATTEMPTS_EXHAUSTED',
-      );
-  }
-  const leased = leases.filter((lease): lease is LeasedJob => lease !== null);
-  const { sets, alone } = await fileSets(leased, host);
-  const finishes: Promise<boolean>[] = [];
-  let bytes = 0;
+  const queued = await host.jobs.queuedOfGroup(jobIds);
+  const { sets, alone } = await fileSets(queued, host);
+  const finishes: FinishItem[] = [];
   for (const set of sets) {
     const hashed = await hashSet(set);
     set.jobs.forEach((job, i) => {
-      if (!hashed?.ok(i)) {
-        alone.push(job);
-        return;
-      }
-      bytes += hashed.size(i);
-      finishes.push(finish(job, set, hashed, i, host));
+      if (hashed?.ok(i)) finishes.push({ job, result: result(job, set, hashed, i) });
+      else alone.push(job);
     });
   }
-  const landed = await Promise.all(finishes);
-  const released = await Promise.all(alone.map((job) => release(job, host)));
+  const landed = finishes.length > 0 ? await host.store.finishQueued(finishes) : new Set();
+  for (const job of alone) await host.dispatchAlone(job);
+  let bytes = 0;
+  for (const { job, result } of finishes) {
+    bytes += result.totalBytes;
+    if (landed.has(job.id))
+      host.log.info(
+        { jobId: job.id, totalBytes: result.totalBytes, status: result.status, grouped: true },
+        'finished',
+      );
+  }
   host.metrics?.bytesHashed(bytes);
   const counts = {
-    hashed: landed.filter(Boolean).length,
-    released: released.filter(Boolean).length,
-    skipped,
+    hashed: landed.size,
+    alone: alone.length,
+    skipped: jobIds.length - landed.size - alone.length,
   };
   host.log.debug({ jobs: jobIds.length, ...counts }, 'job group done');
   return counts;
 }
 
-/** The leased jobs by root and algorithms; those for the single-job path apart. */
+/** The queued jobs by root and algorithms; those for the single-job path apart. */
 async function fileSets(
-  leased: readonly LeasedJob[],
+  queued: readonly LeasedJob[],
   host: JobGroupHost,
 ): Promise<{ sets: FileSet[]; alone: LeasedJob[] }> {
   const sets = new Map<string, FileSet>();
   const alone: LeasedJob[] = [];
   const rootsOf = new Map<string, string[]>();
-  for (const job of leased) {
+  for (const job of queued) {
     let roots = rootsOf.get(job.tenantId);
     if (!roots) {
       const tenant = await host.tenants.settings(job.tenantId);
@@ -124,7 +111,9 @@ async function fileSets(
     const path = job.source.type === 'file' ? String(job.source.path) : undefined;
     const root = path === undefined ? undefined : roots.find((base) => isWithin(base, path));
     const { customization, s3Checksum, outputLength } = job.options;
-    if (path === undefined || !root || job.checkpointOffset > 0 || customization || s3Checksum) {
+    const single =
+      job.checkpointOffset > 0 || job.attempts >= host.config.maxJobAttempts || customization;
+    if (path === undefined || !root || single || s3Checksum) {
       alone.push(job);
       continue;
     }
@@ -161,14 +150,8 @@ async function hashSet(set: FileSet): Promise<HashFilesResult | null> {
   }
 }
 
-/** The job's result, as HashRun's finalize writes it; false when its lease was lost meanwhile. */
-async function finish(
-  job: LeasedJob,
-  set: FileSet,
-  hashed: HashFilesResult,
-  i: number,
-  host: JobGroupHost,
-): Promise<boolean> {
+/** The job's result, as HashRun's finalize writes it. */
+function result(job: LeasedJob, set: FileSet, hashed: HashFilesResult, i: number): FinalResult {
   const digests: Record<string, DigestValue> = {};
   set.algorithms.forEach((algorithm, a) => {
     const digest = hashed.digest(i, a);
@@ -176,42 +159,16 @@ async function finish(
   });
   const size = hashed.size(i);
   const error = expectedDigestError(digests, job.options.expected);
-  try {
-    await host.store.finish(job, {
-      status: error ? 'failed' : 'succeeded',
-      digests,
-      totalBytes: size,
-      bytesRead: job.bytesRead + size,
-      error,
-      sourceVersion: fileVersion({
-        size: BigInt(size),
-        mtimeNs: hashed.mtimeNs(i),
-        ino: hashed.ino(i),
-      }),
-    });
-  } catch (err) {
-    if (!(err instanceof LeaseLostError)) throw err;
-    host.log.warn(
-      { jobId: job.id, fence: job.fence },
-      'lease lost: another worker owns this job now',
-    );
-    return false;
-  }
-  host.log.info(
-    { jobId: job.id, totalBytes: size, status: error ? 'failed' : 'succeeded', grouped: true },
-    'finished',
-  );
-  return true;
-}
-
-/** The job back to 'queued' and on the queue alone; false when its lease was lost meanwhile. */
-async function release(job: LeasedJob, host: JobGroupHost): Promise<boolean> {
-  try {
-    await host.store.release(job);
-  } catch (err) {
-    if (err instanceof LeaseLostError) return false;
-    throw err;
-  }
-  await host.dispatchAlone(job);
-  return true;
+  return {
+    status: error ? 'failed' : 'succeeded',
+    digests,
+    totalBytes: size,
+    bytesRead: job.bytesRead + size,
+    error,
+    sourceVersion: fileVersion({
+      size: BigInt(size),
+      mtimeNs: hashed.mtimeNs(i),
+      ino: hashed.ino(i),
+    }),
+  };
 }

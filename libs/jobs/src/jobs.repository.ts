@@ -64,6 +64,17 @@ const LEASE = new PreparedStatement(
               jobs.attempts`,
 );
 
+/**
+ * The queued jobs of a job group, read without a lease (apps/worker job-group-run.ts): their
+ * results land only if they are still queued with this fence (CheckpointStore.finishQueued).
+ */
+const QUEUED_OF_GROUP = new PreparedStatement(
+  `SELECT id, tenant_id, fence, source, algorithms, options, checkpoint_offset, checkpoint_fence,
+          source_version, bytes_read, attempts
+     FROM jobs
+    WHERE id = ANY($1::uuid[]) AND status = 'queued' AND admission IS DISTINCT FROM 'held'`,
+);
+
 export type InsertResult =
   | { kind: 'created'; job: JobEntity }
   /** A job with this Idempotency-Key exists: `sameRequest` tells a retry from a conflicting reuse. */
@@ -109,14 +120,31 @@ interface JobRow {
   attempts: number;
 }
 
+/** A jobs row as the worker works with it. */
+function workerJob(row: JobRow): LeasedJob {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    fence: Number(row.fence),
+    source: row.source,
+    algorithms: row.algorithms,
+    options: row.options ?? {},
+    checkpointOffset: Number(row.checkpoint_offset),
+    checkpointFence: row.checkpoint_fence === null ? null : Number(row.checkpoint_fence),
+    sourceVersion: row.source_version,
+    bytesRead: Number(row.bytes_read),
+    attempts: row.attempts,
+  };
+}
+
 export type CancelResult =
   | { kind: 'not-found' }
   /** queued → canceled at once; running → cancel_requested, the worker stops within one chunk. */
   | { kind: 'canceled' | 'requested' | 'already-finished'; job: JobEntity };
 
 /**
- * Every statement on the jobs table but the writes under a held lease (the worker's
- * CheckpointStore owns those, with job_states): the API's, the reconciler's and the worker's lease.
+ * Every statement on the jobs table but the worker's fenced writes (the worker's CheckpointStore
+ * owns those, with job_states): the API's, the reconciler's, the worker's lease and its reads.
  * PostgreSQL is the system of record; every state change here is one conditional UPDATE so
  * concurrent API calls and workers cannot undo each other.
  */
@@ -277,20 +305,13 @@ export class JobsRepository {
     maxAttempts = Number.MAX_SAFE_INTEGER,
   ): Promise<LeasedJob | null> {
     const row = await this.leases.submit({ jobId, owner, leaseSeconds, maxAttempts });
-    if (!row) return null;
-    return {
-      id: row.id,
-      tenantId: row.tenant_id,
-      fence: Number(row.fence),
-      source: row.source,
-      algorithms: row.algorithms,
-      options: row.options ?? {},
-      checkpointOffset: Number(row.checkpoint_offset),
-      checkpointFence: row.checkpoint_fence === null ? null : Number(row.checkpoint_fence),
-      sourceVersion: row.source_version,
-      bytesRead: Number(row.bytes_read),
-      attempts: row.attempts,
-    };
+    return row ? workerJob(row) : null;
+  }
+
+  /** The jobs among `ids` that are queued and not held, in no particular order; no lease taken. */
+  async queuedOfGroup(ids: readonly string[]): Promise<LeasedJob[]> {
+    const rows = await QUEUED_OF_GROUP.rows<JobRow>(this.dataSource, [ids]);
+    return rows.map(workerJob);
   }
 
   /** One UPDATE for the leases a worker takes at the same time; a job not leased gets no row. */
