@@ -60,7 +60,7 @@ export class MetricsService {
 
     new Gauge({
       name: METRIC_NAMES.queueDepth,
-      help: 'BullMQ hash queue jobs by state (Redis); absent while Redis does not answer',
+      help: 'BullMQ hash queue jobs by state (Redis; a job group counts once); absent while Redis does not answer',
       labelNames: ['state'],
       registers: [this.registry],
       async collect() {
