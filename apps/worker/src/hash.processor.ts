@@ -101,11 +101,11 @@ export class HashProcessor extends WorkerHost implements BeforeApplicationShutdo
       config: this.config,
       log: this.log,
       metrics: this.metrics,
-      dispatchAlone: async (leased) => {
+      dispatchAlone: async (queued) => {
         await this.queue.add(
           'hash',
-          hashJobData(leased.id, null),
-          hashJobOptions(leased.id, leased.options.priority),
+          hashJobData(queued.id, null),
+          hashJobOptions(queued.id, queued.options.priority),
         );
       },
     });
