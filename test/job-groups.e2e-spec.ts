@@ -3,8 +3,9 @@
  * HASH_GROUP_JOB per priority) and a real worker process hashes them natively and ends them with
  * one statement. Every job still behaves as a job of its own: digests equal Node's crypto, the
  * `expected` option is compared, a missing file fails with the single-job path's code, a job
- * canceled while it waits is never run, and when Redis loses a group the queue reconciler puts its
- * jobs back one by one (never while the group is alive).
+ * canceled while it waits is never run, a cancel or lease that gets in before the group's write
+ * wins, a worker killed mid-group leaves nothing done twice, and when Redis loses a group the queue
+ * reconciler puts its jobs back one by one (never while the group is alive).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
@@ -210,6 +211,40 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
     } finally {
       await lock.release();
       await worker.stop();
+    }
+  });
+
+  it('survives a worker killed while its group is being written', async () => {
+    const files = await writeFiles('killed', 10);
+    const jobs = await submitTogether(
+      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
+    );
+    const grouped = new Set((await dispatched()).groups.flat());
+    expect(grouped.size).toBeGreaterThan(0);
+    const lock = await env.lockTable('jobs');
+    const first = env.startWorker();
+    try {
+      await lock.waitForWaiter(first); // read and hashed; its one write waits
+      first.kill('SIGKILL');
+      await first.exited;
+    } finally {
+      await lock.release();
+    }
+    const second = env.startWorker(); // BullMQ hands it the stalled group
+    try {
+      for (const [i, job] of jobs.entries()) {
+        const done = await finished(job.id);
+        expect(done.status).toBe('succeeded');
+        expect(done.digests?.sha256.hex).toBe(
+          createHash('sha256').update(files[i].data).digest('hex'),
+        );
+        // A grouped job ends once. One that went alone may have been leased by the killed worker
+        // (its lease UPDATE was the write that waited): that lease ran out, and it ran again.
+        const row = await env.job(job.id);
+        if (grouped.has(job.id)) expect([row.attempts, row.fence]).toEqual([1, 1]);
+      }
+    } finally {
+      await second.stop();
     }
   });
 
