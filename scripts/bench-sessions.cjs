@@ -31,10 +31,12 @@
 //                   "upload-multi" for one of the two uploads
 //   BENCH_API_NODE_ARGS  node options for the API, after the project's own (API_NODE_ARGS), e.g.
 //                   "--cpu-prof --cpu-prof-dir=/tmp/prof"
+//   BENCH_API_STDOUT  a file that receives the API's stdout (e.g. with "--trace-gc-nvp")
 //   HASHQ_RATE_LIMIT  passed to the API (default 0: the rate limiter off)
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
+const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
@@ -279,6 +281,10 @@ async function main() {
       },
     );
     children.push(api);
+    if (process.env.BENCH_API_STDOUT) {
+      const out = fs.createWriteStream(process.env.BENCH_API_STDOUT);
+      api.lines.on('line', (line) => out.write(`${line}\n`));
+    }
     api.lines.on('line', (line) => {
       if (/"level":(5|6)0/.test(line)) process.stderr.write(`[api] ${line}\n`); // errors, fatal
     });

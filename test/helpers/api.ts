@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/app.setup';
+import { ExpressPrototypesAdapter } from '../../apps/api/src/common/express-adapter';
 import { createTestEnv, type TestEnv } from './env';
 
 export interface ApiAppOptions {
@@ -40,10 +41,10 @@ export async function createApiApp(
       ...(options.imports ?? []),
     ],
   }).compile();
-  const app = moduleRef.createNestApplication<NestExpressApplication>({
-    logger: false,
-    bodyParser: false,
-  });
+  const app = moduleRef.createNestApplication<NestExpressApplication>(
+    new ExpressPrototypesAdapter(),
+    { logger: false, bodyParser: false },
+  );
   if (options.attachKey ?? true) {
     app.use((req: IncomingMessage, _res: unknown, next: () => void) => {
       req.headers.authorization ??= env.auth.Authorization;

@@ -6,14 +6,19 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 
 import { AppModule } from './app.module';
 import { configureApp } from './app.setup';
+import { ExpressPrototypesAdapter } from './common/express-adapter';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger('api', config.logLevel);
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot({ logger }), {
-    logger: new PinoNestLogger(logger),
-    bodyParser: false, // configureApp adds the JSON parser, the only one
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot({ logger }),
+    new ExpressPrototypesAdapter(),
+    {
+      logger: new PinoNestLogger(logger),
+      bodyParser: false, // configureApp adds the JSON parser, the only one
+    },
+  );
   configureApp(app);
   // HOST '' = every interface (Node's default); HASHQ_AUTH=off was refused above unless loopback
   await (config.host ? app.listen(config.port, config.host) : app.listen(config.port));

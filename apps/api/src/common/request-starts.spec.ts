@@ -5,14 +5,14 @@ import { spreadRequestStarts } from './request-starts';
 
 describe('spreadRequestStarts', () => {
   /** A server whose handler takes 1 ms of a fake clock per request; what started, per turn. */
-  function setup() {
+  function setup(maxStarts?: number) {
     let clock = 0;
     const started: number[] = [];
     const server = createServer((req: IncomingMessage) => {
       started.push(Number(req.url));
       clock += 1;
     });
-    spreadRequestStarts(server, 2.5, () => clock);
+    spreadRequestStarts(server, 2.5, () => clock, maxStarts);
     const arrive = (...ids: number[]) => {
       for (const id of ids) {
         server.emit('request', { url: String(id) } as IncomingMessage, {} as ServerResponse);
@@ -41,5 +41,15 @@ describe('spreadRequestStarts', () => {
     await nextTurn();
     arrive(10); // the queue is empty again: at once
     expect(started).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('starts at most maxStarts requests in a turn, however cheap', async () => {
+    const { started, arrive } = setup(2);
+    arrive(1, 2, 3, 4, 5);
+    expect(started).toEqual([1, 2]);
+    await nextTurn();
+    expect(started).toEqual([1, 2, 3, 4]);
+    await nextTurn();
+    expect(started).toEqual([1, 2, 3, 4, 5]);
   });
 });
