@@ -1,5 +1,7 @@
 import { connect, type LookupFunction, type Socket } from 'node:net';
 
+import { setRecvLowWater } from '@hashq/native';
+
 /**
  * One plain-HTTP/1.1 GET whose body is read in place into a few reused chunk-sized buffers
  * (net.Socket `onread`), for large bodies: node:http allocates a new 64 KiB buffer for every
@@ -46,6 +48,12 @@ const SLOTS = 3;
 /** Reads before the head is parsed go to a small buffer; body bytes among them are copied once. */
 const HEAD_READ_BYTES = 16 * 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
+/**
+ * A body of 4 marks or more is read with this receive low-water mark (SO_RCVLOWAT): the socket
+ * wakes the reader once a MiB is queued, not for every ~150 KiB a loopback server sends, which
+ * halves the reader's CPU and lowers the server's (docs/sources.md).
+ */
+const LOW_WATER_BYTES = 1024 * 1024;
 
 export function rawGet(options: RawGetOptions): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
@@ -158,6 +166,8 @@ export class RawBody implements AsyncIterable<Buffer> {
   private remaining = 0;
   /** Bytes landed before the reader first asked: told to onBytes then (a read starts there). */
   private unreported: number | null = 0;
+  /** The socket's receive low-water mark, when one is set. */
+  private lowWater = 0;
   private socket: Socket | null = null;
   private paused = false;
   private error: Error | null = null;
@@ -192,6 +202,7 @@ export class RawBody implements AsyncIterable<Buffer> {
   start(socket: Socket, length: number, rest: Buffer): boolean {
     this.socket = socket;
     this.remaining = length;
+    if (length >= 4 * LOW_WATER_BYTES) this.setLowWater(LOW_WATER_BYTES);
     // at least a head read's size: `rest` fits in the first slot
     this.slotBytes = Math.max(1, Math.min(Math.max(this.pieceBytes, HEAD_READ_BYTES), length));
     const first = rest.subarray(0, Math.min(rest.length, length));
@@ -206,11 +217,20 @@ export class RawBody implements AsyncIterable<Buffer> {
       else this.unreported += count;
       this.filled += count;
       this.remaining -= count;
+      // fewer bytes to come than the mark: the reader is woken by any byte again
+      if (this.remaining < this.lowWater) this.setLowWater(1);
       if (this.filled === this.slotBytes || this.remaining === 0) this.complete();
     }
     if (this.remaining === 0 && this.socket) this.finish();
     this.paused = this.busy === SLOTS && !this.ended;
     return !this.paused;
+  }
+
+  /** A mark on the socket's descriptor (Node's handle); without one the socket reads as it is. */
+  private setLowWater(bytes: number): void {
+    const fd = (this.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return;
+    this.lowWater = setRecvLowWater(fd, bytes) === 0 && bytes > 1 ? bytes : 0;
   }
 
   /** The slot being filled is a piece: queued for the reader; the next slot is filled next. */
