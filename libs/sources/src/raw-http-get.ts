@@ -50,10 +50,10 @@ const HEAD_READ_BYTES = 16 * 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
 /**
  * A body of 4 marks or more is read with this receive low-water mark (SO_RCVLOWAT): the socket
- * wakes the reader once a MiB is queued, not for every ~150 KiB a loopback server sends, which
+ * wakes the reader once 4 MiB are queued, not for every ~150 KiB a loopback server sends, which
  * halves the reader's CPU and lowers the server's (docs/sources.md).
  */
-const LOW_WATER_BYTES = 1024 * 1024;
+const LOW_WATER_BYTES = 4 * 1024 * 1024;
 
 export function rawGet(options: RawGetOptions): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
