@@ -46,6 +46,7 @@ const {
   resetPeakRss,
   peakRssMiB,
   cpuSeconds,
+  childrenCpuSeconds,
   databaseUrlFor,
   deleteKeys,
   BENCH_API_ENV,
@@ -229,6 +230,19 @@ async function runJob(pair, source, algorithms) {
   }
 }
 
+/**
+ * Runs one S3 measurement and adds to its entry the CPU seconds of the S3 server (`serverCpu`) and
+ * of the client (`clientCpu`: a peer process, ended and waited for; the worker for a job).
+ */
+async function s3Cpu(s3, measure) {
+  const server = cpuSeconds([s3.pid]);
+  const children = childrenCpuSeconds();
+  const entry = await measure();
+  entry.serverCpu = cpuSeconds([s3.pid]) - server;
+  entry.clientCpu = entry.workerCpu ?? childrenCpuSeconds() - children;
+  return entry;
+}
+
 /** Named series of measurements, one entry per round. */
 class Results {
   constructor() {
@@ -357,20 +371,29 @@ async function main() {
         // The page cache may drop the server's copy of the object between rounds (it is read once
         // per round): bring it back, so the S3 figures measure the server, not the disk.
         warm(path.join(ROOT, '.data', 'bench-s3', s3.bucket, `${s3Key}._S3rver_object`));
-        r.add('s3-get', await timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key]));
+        r.add(
+          's3-get',
+          await s3Cpu(s3, () => timeNodeHelper('s3-get.cjs', [s3.endpoint, s3.bucket, s3Key])),
+        );
         const remote = `hashqs3:${s3.bucket}/${s3Key}`;
         r.add(
           'rclone-cat',
-          timeCommand('bash', ['-c', `rclone cat ${remote} > /dev/null`], s3.rcloneEnv),
+          await s3Cpu(s3, () =>
+            timeCommand('bash', ['-c', `rclone cat ${remote} > /dev/null`], s3.rcloneEnv),
+          ),
         );
         const sum = r.add(
           'rclone-hashsum',
-          timeCommand('rclone', ['hashsum', 'sha256', '--download', remote], s3.rcloneEnv),
+          await s3Cpu(s3, () =>
+            timeCommand('rclone', ['hashsum', 'sha256', '--download', remote], s3.rcloneEnv),
+          ),
         );
         sum.hex = sum.stdout.split(' ')[0];
         r.add(
           'job-s3-sha256',
-          await runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']),
+          await s3Cpu(s3, () =>
+            runJob(pairA, { type: 's3', bucket: s3.bucket, key: s3Key }, ['sha256']),
+          ),
         );
         r.add('job-sha256-f', await runJob(pairA, { type: 'file', path: s3File }, ['sha256']));
       }
@@ -566,6 +589,31 @@ function report(r, s3Bytes) {
   printTable(['', 'measured (median of rounds)', 'target'], targets);
 
   phaseReport(r);
+  s3CpuReport(r, s3Bytes);
+}
+
+/** CPU per GiB of the S3 client (peer or worker) and of the S3 server, medians over rounds. */
+function s3CpuReport(r, s3Bytes) {
+  const rows = [];
+  for (const [label, series] of [
+    ['S3 GetObject, body drained (SDK)', 's3-get'],
+    ['rclone cat > /dev/null', 'rclone-cat'],
+    ['rclone hashsum sha256 --download', 'rclone-hashsum'],
+    ['job sha256, S3 object', 'job-s3-sha256'],
+  ]) {
+    const runs = r.get(series).filter((e) => e.serverCpu !== undefined);
+    if (runs.length === 0) continue;
+    const perGiB = (f) => {
+      const each = runs.map((e) => (f(e) * GiB) / s3Bytes);
+      return `${median(each).toFixed(2)} (${each.map((x) => x.toFixed(2)).join(' ')})`;
+    };
+    rows.push([label, perGiB((e) => e.clientCpu), perGiB((e) => e.serverCpu)]);
+  }
+  if (rows.length === 0) return;
+  console.log(
+    '\nCPU of the S3 case (s/GiB, median and rounds; client = the peer process or the worker)',
+  );
+  printTable(['case', 'client CPU s/GiB', 'S3 server CPU s/GiB'], rows);
 }
 
 /** Where each job's time went, from the worker's 'finished' log record (medians over rounds, ms). */

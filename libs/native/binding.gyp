@@ -37,6 +37,7 @@
         "src/keccak_rv64.c",
         "src/ascon_rv64.c",
         "src/file_io.c",
+        "src/socket_io.c",
         "binding/addon.cc",
         "binding/args.cc",
         "binding/async_queue.cc",

@@ -37,5 +37,6 @@ export const {
   FileReadError,
   FILE_BUFFER_BYTES,
   FILES_BUFFER_BYTES,
+  setRecvLowWater,
 } = native;
 export default native;

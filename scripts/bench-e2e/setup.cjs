@@ -104,6 +104,12 @@ function cpuSeconds(pids) {
   return ticks / 100;
 }
 
+/** CPU seconds of this process's children that have ended and been waited for (spawnSync peers). */
+function childrenCpuSeconds() {
+  const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ').pop().split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100; // cutime, cstime (fields 16 and 17)
+}
+
 /** `serverUrl` (a PostgreSQL URL) with its database replaced by `database`. */
 function databaseUrlFor(serverUrl, database) {
   return Object.assign(new URL(serverUrl), { pathname: `/${database}` }).toString();
@@ -150,6 +156,7 @@ module.exports = {
   resetPeakRss,
   peakRssMiB,
   cpuSeconds,
+  childrenCpuSeconds,
   databaseUrlFor,
   deleteKeys,
 };

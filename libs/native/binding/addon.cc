@@ -46,6 +46,20 @@ Napi::Value CpuCyclesSource(const Napi::CallbackInfo &info) {
   return Napi::String::New(info.Env(), hq_cpucycles_source());
 }
 
+// setRecvLowWater(fd, bytes): 0 or a negated errno (hq_set_recv_lowat).
+Napi::Value SetRecvLowWater(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t fd, bytes;
+  if (!GetUint32(env, info[0], &fd, "fd") || !GetUint32(env, info[1], &bytes, "bytes"))
+    return env.Undefined();
+  if (fd > 0x7fffffff || bytes > 0x7fffffff) {
+    ThrowBadArgument(env, "fd and bytes must fit an int");
+    return env.Undefined();
+  }
+  int r = hq_set_recv_lowat(static_cast<int>(fd), static_cast<int>(bytes));
+  return Napi::Number::New(env, r);
+}
+
 // Dispatch once per process: the module may be loaded again by worker
 // threads while pool threads of the first instance are hashing.
 // HASHQ_NATIVE_DISABLE hides CPU features by name (e.g. "avx512vl,avx2")
@@ -149,6 +163,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("hashFiles", Napi::Function::New(env, HashFiles));
   exports.Set("openBeneath", Napi::Function::New(env, OpenBeneath));
   exports.Set("fileStatus", Table(env, fileStatuses));
+  exports.Set("setRecvLowWater", Napi::Function::New(env, SetRecvLowWater));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));

@@ -95,6 +95,8 @@ export interface NativeAddon {
     | 'READ_FAILED',
     number
   >;
+  /** 0, or a negated errno (SO_RCVLOWAT of a connected socket) */
+  setRecvLowWater(fd: number, bytes: number): number;
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;

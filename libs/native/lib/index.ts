@@ -36,3 +36,4 @@ export {
 } from './files';
 export { createHasher, hash, hashAsync, Hasher } from './hasher';
 export type { HasherOptions, HashOptions, Input } from './input';
+export { setRecvLowWater } from './sockets';

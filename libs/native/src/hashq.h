@@ -180,6 +180,12 @@ typedef struct hq_opened_file {
  * or an old kernel) or no /proc. */
 int hq_open_beneath(const char *root, const char *rel, hq_opened_file *out);
 
+/* Network input (src/socket_io.c; POSIX). Sets SO_RCVLOWAT of a connected
+ * stream socket: poll reports it readable once `bytes` are queued (or at
+ * its end), so a fast stream is read in fewer, larger pieces, with fewer
+ * wake-ups. Returns 0 or a negated errno. */
+int hq_set_recv_lowat(int fd, int bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -43,6 +43,15 @@ export async function* chunkBody(
         toSkip -= n;
         piece = piece.subarray(n);
       }
+      if (current === null && isWholeChunk(piece.length, bufferBytes, delivered, expected)) {
+        // At a chunk boundary a piece that is the whole chunk is passed on, not copied: the body
+        // keeps it valid until asked twice more (a Readable's pieces are fresh, RawBody's slots
+        // wait), as the Source contract asks of the chunks.
+        delivered += piece.length;
+        if (expected !== null && delivered > expected) throw tooLong(what, expected);
+        yield piece;
+        continue;
+      }
       while (piece.length > 0) {
         current ??= take();
         const n = Math.min(bufferBytes - filled, piece.length);
@@ -70,6 +79,17 @@ export async function* chunkBody(
   if (toSkip > 0 || (expected !== null && delivered < expected)) {
     throw endedEarly(what, delivered, expected);
   }
+}
+
+/** A piece of `length` at a chunk boundary fills the chunk: a whole one, or the body's last. */
+function isWholeChunk(
+  length: number,
+  bufferBytes: number,
+  delivered: number,
+  expected: number | null,
+): boolean {
+  if (length === bufferBytes) return true;
+  return length > 0 && length < bufferBytes && delivered + length === expected;
 }
 
 /** A body's own failure (reset, timeout) as SOURCE_READ_FAILED; a SourceError stays as it is. */

@@ -24,7 +24,6 @@ export interface RangedRead {
   /** Aborted when the read ends, early or not: the requests still running stop. */
   abort: AbortController;
   what: string;
-  onBytes?: (count: number) => void;
 }
 
 /**
@@ -47,7 +46,7 @@ export async function* rangedChunks(read: RangedRead): AsyncGenerator<Buffer> {
     const target = ring[index % (inFlight + 2)].subarray(0, to - from);
     const body = index === 0 ? Promise.resolve(read.first) : read.fetch(from, to - 1, abort.signal);
     const open = index === 0 && read.firstOpenEnded;
-    const filled = body.then((answer) => readInto(answer, target, read, abort.signal, open));
+    const filled = body.then((answer) => readInto(answer, target, read.what, abort.signal, open));
     filled.catch(() => undefined); // awaited in order below; a later one may fail after an early end
     pending.set(index, filled);
   };
@@ -73,7 +72,7 @@ export async function* rangedChunks(read: RangedRead): AsyncGenerator<Buffer> {
 async function readInto(
   body: Body,
   target: Buffer,
-  { what, onBytes }: Pick<RangedRead, 'what' | 'onBytes'>,
+  what: string,
   signal: AbortSignal,
   openEnded: boolean,
 ): Promise<Buffer> {
@@ -83,7 +82,6 @@ async function readInto(
   signal.addEventListener('abort', stop, { once: true });
   try {
     for await (const piece of body) {
-      onBytes?.(piece.length);
       const raw = openEnded ? piece.subarray(0, target.length - filled) : piece;
       if (filled + raw.length > target.length) {
         throw new SourceError('SOURCE_CHANGED', `${what} sent more than the range asked`, {

@@ -1,12 +1,16 @@
 import { connect, type LookupFunction, type Socket } from 'node:net';
 
+import { setRecvLowWater } from '@hashq/native';
+
 /**
- * One plain-HTTP/1.1 GET whose body is read into a few reused buffers (net.Socket `onread`),
- * for large bodies: node:http allocates a new 64 KiB buffer for every socket read, and in a
- * process with a large heap the garbage collection those buffers trigger cost more CPU than
- * receiving and hashing the bytes (README, bench:e2e). The answer must carry a Content-Length
- * (S3 GetObject answers do); one without, or with a transfer coding, is `RawHttpUnsupported` and
- * the caller asks again through node:http. One request per connection (`Connection: close`).
+ * One plain-HTTP/1.1 GET whose body is read in place into a few reused chunk-sized buffers
+ * (net.Socket `onread`), for large bodies: node:http allocates a new 64 KiB buffer for every
+ * socket read, and in a process with a large heap the garbage collection those buffers trigger
+ * cost more CPU than receiving and hashing the bytes; reading straight into the chunks the hasher
+ * takes also saves a copy and a promise per read (README, bench:e2e). The answer must carry a
+ * Content-Length (S3 GetObject answers do); one without, or with a transfer coding, is
+ * `RawHttpUnsupported` and the caller asks again through node:http. One request per connection
+ * (`Connection: close`).
  */
 export interface RawGetOptions {
   host: string;
@@ -16,6 +20,10 @@ export interface RawGetOptions {
   lookup: LookupFunction;
   connectTimeoutMs: number;
   idleTimeoutMs: number;
+  /** Size of the body's pieces (the reader's chunk size): each is filled in place by the socket. */
+  pieceBytes: number;
+  /** Told the length of every socket read of the body as it lands, once the body is being read. */
+  onBytes?: (count: number) => void;
   signal?: AbortSignal;
 }
 
@@ -23,7 +31,7 @@ export interface RawResponse {
   statusCode: number;
   /** Names in lower case; a repeated header's values joined with ", ". */
   headers: Record<string, string>;
-  /** The body, exactly Content-Length bytes; its pieces stay valid until the next is asked. */
+  /** The body, exactly Content-Length bytes, in pieces of pieceBytes (RawBody). */
   body: RawBody;
 }
 
@@ -32,16 +40,27 @@ export class RawHttpUnsupported extends Error {
   override readonly name = 'RawHttpUnsupported';
 }
 
-/** Reads are made into SLOTS buffers of SLOT_BYTES in turn; a full ring pauses the socket. */
-const SLOTS = 4;
-const SLOT_BYTES = 256 * 1024;
+/**
+ * Pieces are filled in SLOTS buffers in turn: one held by the reader, two read ahead; a full ring
+ * pauses the socket.
+ */
+const SLOTS = 3;
+/** Reads before the head is parsed go to a small buffer; body bytes among them are copied once. */
+const HEAD_READ_BYTES = 16 * 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
+/**
+ * A body of 4 marks or more is read with this receive low-water mark (SO_RCVLOWAT): the socket
+ * wakes the reader once 4 MiB are queued, not for every ~150 KiB a loopback server sends, which
+ * halves the reader's CPU and lowers the server's (docs/sources.md).
+ */
+const LOW_WATER_BYTES = 4 * 1024 * 1024;
 
 export function rawGet(options: RawGetOptions): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
-    const body = new RawBody();
+    const body = new RawBody(options.pieceBytes, options.onBytes);
     let answered = false;
     let head: Buffer | null = Buffer.alloc(0);
+    const headRead = Buffer.allocUnsafe(HEAD_READ_BYTES);
     const fail = (err: Error) => {
       socket.destroy(err);
     };
@@ -50,15 +69,15 @@ export function rawGet(options: RawGetOptions): Promise<RawResponse> {
       port: options.port,
       lookup: options.lookup,
       onread: {
-        buffer: () => body.nextBuffer(),
+        buffer: () => (head === null && !body.done ? body.nextBuffer() : headRead),
         callback: (n: number, buf: Uint8Array) => {
-          if (head === null) return body.received(Buffer.from(buf.buffer, buf.byteOffset, n));
+          if (head === null) return body.received(n);
           // The head: gathered until the blank line, then the rest of this read is body.
           head = Buffer.concat([head, buf.subarray(0, n)]);
           const end = head.indexOf('\r\n\r\n');
           if (end < 0) {
             if (head.length > MAX_HEAD_BYTES) fail(new Error('HTTP answer head too large'));
-            return body.received(null);
+            return true;
           }
           let parsed: Omit<RawResponse, 'body'>;
           try {
@@ -70,10 +89,9 @@ export function rawGet(options: RawGetOptions): Promise<RawResponse> {
           const rest = head.subarray(end + 4);
           head = null;
           clearTimeout(connectTimer);
-          body.start(socket, Number(parsed.headers['content-length']), rest);
           answered = true;
           resolve({ ...parsed, body });
-          return body.received(null);
+          return body.start(socket, Number(parsed.headers['content-length']), rest);
         },
       },
     });
@@ -131,95 +149,139 @@ export function timeoutError(what: string, ms: number): Error {
 }
 
 /**
- * The body as an async iterable of pieces, each a view of a reused slot: valid until the next
- * piece is asked (chunkBody and the ranged reader copy it at once). Reads fill the slots in ring
- * order; when the slot after the one just filled is still queued or held by the reader, the socket
- * pauses until the reader has taken it.
+ * The body as an async iterable of pieces of pieceBytes (the last one shorter), each a reused slot
+ * the socket read into in place: a piece stays valid until two more have been asked (the Source
+ * contract, so chunkBody passes it on without a copy). When the slot after the one just filled is
+ * still queued or held by the reader, the socket pauses until the reader has taken a piece more.
  */
 export class RawBody implements AsyncIterable<Buffer> {
-  private readonly slots = Array.from({ length: SLOTS }, () => Buffer.allocUnsafeSlow(SLOT_BYTES));
-  private readonly queue: Array<{ piece: Buffer; fromSlot: boolean }> = [];
+  private readonly slots: Buffer[] = [];
+  private slotBytes = 1;
+  private readonly queue: Buffer[] = [];
+  /** The slot being filled, and its bytes so far. */
   private fill = 0;
-  private inUse = 0;
+  private filled = 0;
+  /** Slots queued or held by the reader. */
+  private busy = 0;
   private remaining = 0;
+  /** Bytes landed before the reader first asked: told to onBytes then (a read starts there). */
+  private unreported: number | null = 0;
+  /** The socket's receive low-water mark, when one is set. */
+  private lowWater = 0;
   private socket: Socket | null = null;
   private paused = false;
   private error: Error | null = null;
-  private done = false;
+  private ended = false;
   private wake: (() => void) | null = null;
+
+  constructor(
+    private readonly pieceBytes: number,
+    private readonly onBytes?: (count: number) => void,
+  ) {}
+
+  /** No more bytes will land: whole, failed or destroyed. */
+  get done(): boolean {
+    return this.ended;
+  }
 
   /** Every byte announced arrived. */
   get whole(): boolean {
-    return this.done && this.remaining === 0;
+    return this.ended && this.remaining === 0;
   }
 
-  /** The buffer the next read goes into. */
+  /** Where the next read goes: the rest of the slot being filled, no further than the body's end. */
   nextBuffer(): Buffer {
-    return this.slots[this.fill];
+    const slot = (this.slots[this.fill] ??= Buffer.allocUnsafeSlow(this.slotBytes));
+    return slot.subarray(this.filled, Math.min(this.slotBytes, this.filled + this.remaining));
   }
 
-  /** The answer's head is read: `rest` (a private copy, no slot) is the start of the body. */
-  start(socket: Socket, length: number, rest: Buffer): void {
+  /**
+   * The answer's head is read: `rest` (bytes read with it) is the start of the body. False when
+   * the socket must pause.
+   */
+  start(socket: Socket, length: number, rest: Buffer): boolean {
     this.socket = socket;
     this.remaining = length;
-    this.push(rest, false);
-    if (this.remaining === 0) this.finish();
+    if (length >= 4 * LOW_WATER_BYTES) this.setLowWater(LOW_WATER_BYTES);
+    // at least a head read's size: `rest` fits in the first slot
+    this.slotBytes = Math.max(1, Math.min(Math.max(this.pieceBytes, HEAD_READ_BYTES), length));
+    const first = rest.subarray(0, Math.min(rest.length, length));
+    first.copy(this.nextBuffer());
+    return this.received(first.length);
   }
 
-  /** A read landed in the current slot (`piece`, or null when it held no body bytes); false pauses. */
-  received(piece: Buffer | null): boolean {
-    if (piece !== null && this.push(piece, true)) this.fill = (this.fill + 1) % SLOTS;
+  /** `count` bytes landed where nextBuffer() said; false pauses the socket. */
+  received(count: number): boolean {
+    if (count > 0 && !this.ended) {
+      if (this.unreported === null) this.onBytes?.(count);
+      else this.unreported += count;
+      this.filled += count;
+      this.remaining -= count;
+      // fewer bytes to come than the mark: the reader is woken by any byte again
+      if (this.remaining < this.lowWater) this.setLowWater(1);
+      if (this.filled === this.slotBytes || this.remaining === 0) this.complete();
+    }
     if (this.remaining === 0 && this.socket) this.finish();
-    this.paused = this.inUse >= SLOTS - 1 && !this.done;
+    this.paused = this.busy === SLOTS && !this.ended;
     return !this.paused;
   }
 
-  /** Queues the part of `piece` within Content-Length; true when it holds its slot now. */
-  private push(piece: Buffer, fromSlot: boolean): boolean {
-    const take = piece.subarray(0, Math.min(piece.length, this.remaining));
-    if (this.done || take.length === 0) return false;
-    this.remaining -= take.length;
-    this.queue.push({ piece: take, fromSlot });
-    if (fromSlot) this.inUse++;
+  /** A mark on the socket's descriptor (Node's handle); without one the socket reads as it is. */
+  private setLowWater(bytes: number): void {
+    const fd = (this.socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) return;
+    this.lowWater = setRecvLowWater(fd, bytes) === 0 && bytes > 1 ? bytes : 0;
+  }
+
+  /** The slot being filled is a piece: queued for the reader; the next slot is filled next. */
+  private complete(): void {
+    this.queue.push(this.slots[this.fill].subarray(0, this.filled));
+    this.busy++;
+    this.fill = (this.fill + 1) % SLOTS;
+    this.filled = 0;
     this.wake?.();
-    return fromSlot;
   }
 
   /** Every byte announced arrived: the connection is not needed any more. */
   private finish(): void {
-    this.done = true;
+    this.ended = true;
     this.socket?.destroy();
     this.wake?.();
   }
 
   failed(err: Error): void {
-    if (this.done) return;
+    if (this.ended) return;
     this.error ??= err;
+    this.ended = true;
     this.wake?.();
   }
 
   /** Stops reading (the reader is done, early or not); frees the connection. */
   destroy(): void {
-    if (!this.done) this.error ??= new Error('body destroyed');
-    this.done = true;
+    if (!this.ended) this.error ??= new Error('body destroyed');
+    this.ended = true;
     this.queue.length = 0;
     this.socket?.destroy();
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<Buffer> {
-    let held = false;
+    let held = 0; // pieces yielded and not given back
+    if (this.unreported) this.onBytes?.(this.unreported);
+    this.unreported = null;
     try {
       for (;;) {
-        if (held) this.release();
-        held = false;
-        const next = this.queue.shift();
-        if (next) {
-          held = next.fromSlot;
-          yield next.piece;
+        const piece = this.queue.shift();
+        if (piece) {
+          yield piece;
+          // One more piece asked: the one yielded before this one is free now.
+          if (++held === 2) {
+            held--;
+            this.release();
+          }
           continue;
         }
         if (this.error) throw this.error;
-        if (this.done) return;
+        if (this.ended) return;
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
       }
@@ -228,10 +290,10 @@ export class RawBody implements AsyncIterable<Buffer> {
     }
   }
 
-  /** The reader took the oldest piece: its slot is free again; a paused socket reads on. */
+  /** The reader gave back its oldest piece: its slot is free again; a paused socket reads on. */
   private release(): void {
-    this.inUse--;
-    if (this.paused && this.inUse < SLOTS - 1) {
+    this.busy--;
+    if (this.paused && this.busy < SLOTS) {
       this.paused = false;
       this.socket?.resume();
     }

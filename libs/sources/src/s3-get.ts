@@ -22,8 +22,13 @@ export interface S3GetRequest {
   /** `bytes=a-b` or `bytes=a-` */
   range?: string;
   signal?: AbortSignal;
-  /** A large body is expected: over plain HTTP it is read into reused buffers (raw-http-get.ts). */
-  large?: boolean;
+  /**
+   * A large body is expected: over plain HTTP it is read in place into reused buffers of this many
+   * bytes, the pieces the body yields (raw-http-get.ts).
+   */
+  pieceBytes?: number;
+  /** Told the length of every piece of a 200/206 body as it arrives (progress watch). */
+  onBytes?: (count: number) => void;
 }
 
 /** A 200/206 answer: its headers as GetObjectCommandOutput names them, its body being received. */
@@ -40,6 +45,8 @@ interface Answered {
   statusCode: number;
   headers: Record<string, string | string[] | undefined>;
   body: Body;
+  /** The body reports its pieces to onBytes itself (the raw reader does, node:http's does not). */
+  counted: boolean;
 }
 
 export interface S3GetSettings {
@@ -106,7 +113,7 @@ export class S3Get {
         continue;
       }
       const status = res.statusCode;
-      if (status === 200 || status === 206) return answer(res);
+      if (status === 200 || status === 206) return answer(res, request.onBytes);
       const error = await s3Error(res);
       if (!RETRIED.has(status) || attempt >= this.settings.maxAttempts) throw error;
       await backoff(attempt, request.signal);
@@ -131,18 +138,21 @@ export class S3Get {
     const https = url.protocol === 'https:';
     const path = query ? `${url.pathname}?versionId=${encode(query.versionId)}` : url.pathname;
     const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!https && request.large && this.rawWorks) {
+    if (!https && request.pieceBytes !== undefined && this.rawWorks) {
       const { connectTimeoutMs, idleTimeoutMs, lookup } = this.settings;
-      return rawGet({
+      const raw = await rawGet({
         host: hostname,
         port: Number(url.port || 80),
         path,
         lookup,
         connectTimeoutMs,
         idleTimeoutMs,
+        pieceBytes: request.pieceBytes,
+        onBytes: request.onBytes,
         signal: request.signal,
         headers: signed.headers,
       });
+      return { ...raw, counted: true };
     }
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const req = (https ? httpsRequest : httpRequest)({
@@ -177,7 +187,7 @@ export class S3Get {
       });
       req.end();
     });
-    return { statusCode: res.statusCode ?? 0, headers: res.headers, body: res };
+    return { statusCode: res.statusCode ?? 0, headers: res.headers, body: res, counted: false };
   }
 
   /** Path style (`endpoint/bucket/key`) or virtual-hosted (`bucket.host/key`), as the SDK would. */
@@ -206,7 +216,7 @@ function encodeKey(key: string): string {
   return key.split('/').map(encode).join('/');
 }
 
-function answer(res: Answered): S3GetAnswer {
+function answer(res: Answered, onBytes?: (count: number) => void): S3GetAnswer {
   const header = (name: string) => {
     const value = res.headers[name];
     return typeof value === 'string' ? value : undefined;
@@ -217,8 +227,19 @@ function answer(res: Answered): S3GetAnswer {
     VersionId: header('x-amz-version-id'),
     ContentLength: length === undefined ? undefined : Number(length),
     ContentRange: header('content-range'),
-    Body: res.body,
+    Body: onBytes && !res.counted ? counting(res.body, onBytes) : res.body,
   };
+}
+
+/** `body` telling `onBytes` the length of each piece as it arrives. */
+function counting(body: Body, onBytes: (count: number) => void): Body {
+  const pieces = (async function* () {
+    for await (const piece of body) {
+      onBytes(piece.length);
+      yield piece;
+    }
+  })();
+  return Object.assign(pieces, { destroy: () => body.destroy?.() });
 }
 
 /** An error answer as the SDK would throw it: S3's code (from the XML body) as its name. */

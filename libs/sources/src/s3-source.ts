@@ -162,7 +162,9 @@ export class S3Source implements Source {
         ifMatch,
         range: asked,
         // a batch's small objects (size known from the listing) stay on keep-alive node:http
-        large: knownSize === null || knownSize - offset > RAW_MIN_BYTES,
+        pieceBytes:
+          knownSize === null || knownSize - offset > RAW_MIN_BYTES ? chunkBytes : undefined,
+        onBytes: options.onBytes,
       });
     } catch (err) {
       throw this.mapError(err, expected);
@@ -203,19 +205,12 @@ export class S3Source implements Source {
               size,
               segmentBytes: chunkBytes,
               inFlight: this.parallelGets,
-              fetch: (start, end, signal) => this.getRange(start, end, version, signal),
+              fetch: (start, end, signal) =>
+                this.getRange(start, end, version, signal, options.onBytes),
               abort,
               what: 'S3 object',
-              onBytes: options.onBytes,
             })
-          : chunkBody(
-              body,
-              chunkBytes,
-              size === null ? null : size - offset,
-              0,
-              'S3 object',
-              options.onBytes,
-            );
+          : chunkBody(body, chunkBytes, size === null ? null : size - offset, 0, 'S3 object');
       let closed = false;
       const close = async () => {
         if (closed) return;
@@ -236,6 +231,7 @@ export class S3Source implements Source {
     end: number,
     version: SourceVersion,
     signal: AbortSignal,
+    onBytes?: (count: number) => void,
   ): Promise<Body> {
     let out: S3GetAnswer;
     try {
@@ -246,7 +242,8 @@ export class S3Source implements Source {
         ifMatch: (version.etag as string | null) ?? undefined,
         range: `bytes=${start}-${end}`,
         signal,
-        large: end - start + 1 > RAW_MIN_BYTES,
+        pieceBytes: end - start + 1 > RAW_MIN_BYTES ? end - start + 1 : undefined,
+        onBytes,
       });
     } catch (err) {
       throw this.mapError(err, version);
