@@ -9,9 +9,10 @@
 //        of 64 KiB and 8 of 256 MiB, beside `rclone hashsum sha256 --download` on the same prefix
 //        (the bar, ≥ 1.0×; rclone's remote is set by RCLONE_CONFIG_HASHQS3_* variables).
 // Per row: seconds, objects/s, MB/s, the ratio to each peer (hashq's rate ÷ the peer's), the
-// worker's CPU time per object (dir case: user + system, load-independent), and the peak RSS of the API and the worker during the batch (VmHWM, reset before each batch). The
-// report is checked against rclone's output (same names, same digests): a wrong digest fails.
-// A timing script, not a test.
+// worker's CPU time (per object in the dir case, per round in the s3 case; user + system, which
+// neighbours on the machine inflate far less than wall time), and the peak RSS of the API and the
+// worker during the batch (VmHWM, reset before each batch). The report is checked against
+// rclone's output (same names, same digests): a wrong digest fails. A timing script, not a test.
 //
 // Environment:
 //   BENCH_BATCH_CASES   comma list of: dir,s3 (default both)
@@ -212,8 +213,9 @@ async function dirCase(apiUrl, base, api, workers) {
 async function s3Case(apiUrl, s3, serverDir, api, workers) {
   const objects = S3_SET.small.count + S3_SET.big.count;
   const bytes = S3_SET.small.count * S3_SET.small.bytes + S3_SET.big.count * S3_SET.big.bytes;
-  const times = { hashq: [], rclone: [] };
+  const times = { hashq: [], rclone: [], workerCpu: [] };
   const rss = { api: 0, worker: 0 };
+  const workerPids = workers.map((worker) => worker.pid);
   const rcloneCommand = `rclone hashsum sha256 --download hashqs3:${s3.bucket}/${S3_PREFIX}`;
   for (let round = 0; round < REPEAT; round++) {
     timeShell(`find ${serverDir} -type f -print0 | xargs -0 cat > /dev/null`);
@@ -221,7 +223,9 @@ async function s3Case(apiUrl, s3, serverDir, api, workers) {
       resetPeakRss(api.pid);
       for (const worker of workers) resetPeakRss(worker.pid);
       const source = { type: 's3', bucket: s3.bucket, prefix: S3_PREFIX };
+      const cpuBefore = cpuSeconds(workerPids);
       const { seconds, batch } = await runBatch(apiUrl, source);
+      times.workerCpu.push(cpuSeconds(workerPids) - cpuBefore);
       if (batch.status !== 'succeeded' || batch.items.succeeded !== objects)
         throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
       rss.api = Math.max(rss.api, peakRssMiB(api.pid));
@@ -267,7 +271,7 @@ async function s3Case(apiUrl, s3, serverDir, api, workers) {
   line(`hashq batch (API + ${WORKERS} worker${WORKERS > 1 ? 's' : ''})`, t.hashq, true);
   line('rclone hashsum sha256 --download', t.rclone, false);
   console.log(
-    `rounds (hashq s / rclone s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}`).join(', ')}`,
+    `rounds (hashq s / rclone s / hashq worker CPU s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}/${times.workerCpu[i].toFixed(2)}`).join(', ')}`,
   );
 }
 
