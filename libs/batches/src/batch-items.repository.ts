@@ -151,6 +151,14 @@ export async function insertItems(
 }
 
 /**
+ * A group's results as writeResults takes them (one JSON array, as encodeItems): encoded before
+ * the transaction, so that the result objects die young instead of living through it.
+ */
+export function encodeResults(results: readonly ItemResult[]): Buffer {
+  return jsonbParam(results);
+}
+
+/**
  * Every statement on batch_items but the page inserts of the listing (insertItems, in the
  * listing's transaction) and the outcome of big items (batch_item_settle(), run by a trigger on
  * jobs). Results are written once: only a pending item takes one, so a group hashed twice (a
@@ -179,14 +187,11 @@ export class BatchItemsRepository {
   }
 
   /**
-   * The results of a group in one statement (one JSON array, as insertItems), then the batch ends
-   * if they were the last. Returns how many items took their result (fewer when another run of the
-   * group got there first).
+   * The results of a group (encodeResults) in one statement, then the batch ends if they were the
+   * last. Returns how many items took their result (fewer when another run of the group got there
+   * first).
    */
-  writeResults(batchId: string, results: readonly ItemResult[]): Promise<number> {
-    if (results.length === 0) return Promise.resolve(0);
-    // Encoded first (not in the transaction's closure): the result objects die young.
-    const rows = jsonbParam(results);
+  async writeResults(batchId: string, rows: Buffer): Promise<number> {
     return this.db.transaction(async (tx) => {
       const [{ updated }] = rawRows<{ updated: number }>(
         await tx.query(

@@ -3,6 +3,7 @@ import { lstat } from 'node:fs/promises';
 
 import {
   BatchItemsRepository,
+  encodeResults,
   type ItemResult,
   type PendingItem,
 } from '@hashq/batches/batch-items.repository';
@@ -66,22 +67,23 @@ export class BatchGroupProcessor extends WorkerHost {
     const batch = await this.batches.find(batchId);
     if (!batch || batch.status !== 'running') return { status: 'skipped' };
     const log = this.log.child({ batchId, group, attempt: job.attemptsMade + 1 });
-    const { results, ...counts } = await this.hashPending(batch, group, job);
-    const written = await this.items.writeResults(batchId, results);
+    const { rows, ...counts } = await this.hashPending(batch, group, job);
+    const written = rows ? await this.items.writeResults(batchId, rows) : 0;
     log.debug({ ...counts, written }, 'batch group done');
     return { status: 'done', hashed: written };
   }
 
   /**
-   * The group's pending items: refused, hashed, or made jobs; returns the results to write. Its
-   * own frame: an async function keeps what it holds across its awaits, so the rows, garbage once
-   * hashed, would otherwise live (and be promoted) through the results' transaction.
+   * The group's pending items: refused, hashed, or made jobs; returns the results to write, encoded
+   * (null: none). Its own frame: an async function keeps what it holds across its awaits, so the
+   * rows and results, garbage once encoded, would otherwise live (and be promoted) through the
+   * results' transaction.
    */
   private async hashPending(
     batch: BatchRow,
     group: number,
     job: Job<BatchGroupJobData>,
-  ): Promise<{ results: ItemResult[]; hashed: number; refused: number; jobs: number }> {
+  ): Promise<{ rows: Buffer | null; hashed: number; refused: number; jobs: number }> {
     const tenant = await this.tenants.settings(batch.tenantId);
     if (!tenant) throw new Error(`unknown tenant ${batch.tenantId}`);
     const fileRoots = realRoots(tenantFileRoots(tenant.fileRoots, this.config.fileRoots));
@@ -106,8 +108,9 @@ export class BatchGroupProcessor extends WorkerHost {
       promoteBytes: this.config.batches.smallItemBytes,
     });
     for (const { item, size } of promoted) await this.startJob(batch, { ...item, size });
+    const all = refused.length > 0 ? [...refused, ...results] : results;
     return {
-      results: refused.length > 0 ? [...refused, ...results] : results,
+      rows: all.length > 0 ? encodeResults(all) : null,
       hashed: results.length,
       refused: refused.length,
       jobs: big.length + promoted.length,
