@@ -8,10 +8,11 @@
 //   s3:  a prefix on a local S3 server (s3rver in its own process, 127.0.0.1) holding 10,000 objects
 //        of 64 KiB and 8 of 256 MiB, beside `rclone hashsum sha256 --download` on the same prefix
 //        (the bar, ≥ 1.0×; rclone's remote is set by RCLONE_CONFIG_HASHQS3_* variables).
-// Per row: seconds, objects/s, MB/s, the ratio to each peer (hashq's rate ÷ the peer's), and the
-// peak RSS of the API and the worker during the batch (VmHWM, reset before each batch). The
-// report is checked against rclone's output (same names, same digests): a wrong digest fails.
-// A timing script, not a test.
+// Per row: seconds, objects/s, MB/s, the ratio to each peer (hashq's rate ÷ the peer's), the
+// worker's CPU time (per object in the dir case, per round in the s3 case; user + system, which
+// neighbours on the machine inflate far less than wall time), and the peak RSS of the API and the
+// worker during the batch (VmHWM, reset before each batch). The report is checked against
+// rclone's output (same names, same digests): a wrong digest fails. A timing script, not a test.
 //
 // Environment:
 //   BENCH_BATCH_CASES   comma list of: dir,s3 (default both)
@@ -19,6 +20,7 @@
 //   BENCH_BATCH_S3_SMALL, BENCH_BATCH_S3_BIG  object counts of the s3 case (default 10000 and 8)
 //   BENCH_REPEAT        rounds per row (default 3; the median is printed)
 //   BENCH_BATCH_WORKERS worker processes (default 1; peak RSS is the largest of them)
+//   BENCH_WORKER_NODE_ARGS  node options of the workers, space-separated (e.g. --trace-gc)
 //   BATCH_GROUP_SIZE, BATCH_GROUP_CONCURRENCY, WORKER_CONCURRENCY, …  passed to the workers
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
 // Trees live in .data/bench-batch/<size>, the S3 objects in .data/bench-batch-s3 (both kept for
@@ -38,6 +40,7 @@ const {
   waitHealthy,
   resetPeakRss,
   peakRssMiB,
+  cpuSeconds,
   databaseUrlFor,
   deleteKeys,
   BENCH_API_ENV,
@@ -62,6 +65,7 @@ const S3_SET = {
 const S3_PREFIX = `set-${S3_SET.small.count}-${S3_SET.big.count}/`;
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const WORKERS = Number(process.env.BENCH_BATCH_WORKERS ?? 1);
+const WORKER_NODE_ARGS = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const FILE_BYTES = 4096;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -145,14 +149,17 @@ async function dirCase(apiUrl, base, api, workers) {
   for (const size of SIZES) {
     const dir = path.join(base, String(size));
     timeShell(`find ${dir} -type f -print0 | xargs -0 cat > /dev/null`); // warm the page cache
-    const times = { hashq: [], rclone: [], xargs: [] };
+    const times = { hashq: [], rclone: [], xargs: [], workerCpu: [] };
     const rss = { api: 0, worker: 0 };
+    const workerPids = workers.map((worker) => worker.pid);
     for (let round = 0; round < REPEAT; round++) {
       resetPeakRss(api.pid);
       for (const worker of workers) resetPeakRss(worker.pid);
+      const cpuBefore = cpuSeconds(workerPids);
       const { seconds, batch } = await runBatch(apiUrl, { type: 'directory', path: dir });
       if (batch.status !== 'succeeded' || batch.items.succeeded !== size)
         throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
+      times.workerCpu.push(cpuSeconds(workerPids) - cpuBefore);
       rss.api = Math.max(rss.api, peakRssMiB(api.pid));
       for (const worker of workers) rss.worker = Math.max(rss.worker, peakRssMiB(worker.pid));
       times.hashq.push(seconds);
@@ -168,6 +175,7 @@ async function dirCase(apiUrl, base, api, workers) {
       hashq: median(times.hashq),
       rclone: median(times.rclone),
       xargs: median(times.xargs),
+      workerCpu: median(times.workerCpu),
     };
     rows.push({ size, t, rss });
   }
@@ -175,7 +183,7 @@ async function dirCase(apiUrl, base, api, workers) {
     `\nbench:batch — directory of 4 KiB files, sha256, warm cache, median of ${REPEAT} (${new Date().toISOString()}, load ${loadAverage()})`,
   );
   console.log(
-    'files    | hashq s | hashq obj/s | rclone s | rclone obj/s | xargs -P2 s | vs rclone | vs xargs | API RSS MiB | worker RSS MiB',
+    'files    | hashq s | hashq obj/s | worker CPU µs/obj | rclone s | rclone obj/s | xargs -P2 s | vs rclone | vs xargs | API RSS MiB | worker RSS MiB',
   );
   for (const { size, t, rss } of rows) {
     const rate = (s) => Math.round(size / s);
@@ -184,6 +192,7 @@ async function dirCase(apiUrl, base, api, workers) {
         String(size).padEnd(8),
         t.hashq.toFixed(2).padStart(7),
         String(rate(t.hashq)).padStart(11),
+        ((t.workerCpu / size) * 1e6).toFixed(0).padStart(17),
         t.rclone.toFixed(2).padStart(8),
         String(rate(t.rclone)).padStart(12),
         t.xargs.toFixed(2).padStart(11),
@@ -204,8 +213,9 @@ async function dirCase(apiUrl, base, api, workers) {
 async function s3Case(apiUrl, s3, serverDir, api, workers) {
   const objects = S3_SET.small.count + S3_SET.big.count;
   const bytes = S3_SET.small.count * S3_SET.small.bytes + S3_SET.big.count * S3_SET.big.bytes;
-  const times = { hashq: [], rclone: [] };
+  const times = { hashq: [], rclone: [], workerCpu: [] };
   const rss = { api: 0, worker: 0 };
+  const workerPids = workers.map((worker) => worker.pid);
   const rcloneCommand = `rclone hashsum sha256 --download hashqs3:${s3.bucket}/${S3_PREFIX}`;
   for (let round = 0; round < REPEAT; round++) {
     timeShell(`find ${serverDir} -type f -print0 | xargs -0 cat > /dev/null`);
@@ -213,7 +223,9 @@ async function s3Case(apiUrl, s3, serverDir, api, workers) {
       resetPeakRss(api.pid);
       for (const worker of workers) resetPeakRss(worker.pid);
       const source = { type: 's3', bucket: s3.bucket, prefix: S3_PREFIX };
+      const cpuBefore = cpuSeconds(workerPids);
       const { seconds, batch } = await runBatch(apiUrl, source);
+      times.workerCpu.push(cpuSeconds(workerPids) - cpuBefore);
       if (batch.status !== 'succeeded' || batch.items.succeeded !== objects)
         throw new Error(`batch ended ${batch.status}: ${JSON.stringify(batch.items)}`);
       rss.api = Math.max(rss.api, peakRssMiB(api.pid));
@@ -259,7 +271,7 @@ async function s3Case(apiUrl, s3, serverDir, api, workers) {
   line(`hashq batch (API + ${WORKERS} worker${WORKERS > 1 ? 's' : ''})`, t.hashq, true);
   line('rclone hashsum sha256 --download', t.rclone, false);
   console.log(
-    `rounds (hashq s / rclone s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}`).join(', ')}`,
+    `rounds (hashq s / rclone s / hashq worker CPU s): ${times.hashq.map((h, i) => `${h.toFixed(2)}/${times.rclone[i].toFixed(2)}/${times.workerCpu[i].toFixed(2)}`).join(', ')}`,
   );
 }
 
@@ -349,7 +361,11 @@ async function main() {
       nodeArgs: API_NODE_ARGS,
     });
     for (let i = 0; i < WORKERS; i++)
-      workers.push(startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env));
+      workers.push(
+        startProcess(`worker ${i + 1}`, 'dist/apps/worker/main.js', env, {
+          nodeArgs: WORKER_NODE_ARGS,
+        }),
+      );
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitHealthy(apiUrl, 120);
     if (CASES.has('dir')) await dirCase(apiUrl, base, api, workers);

@@ -1,4 +1,4 @@
-import { rawRows } from '@hashq/database';
+import { jsonbParam, rawRows } from '@hashq/database';
 import type { SourceRef } from '@hashq/jobs';
 import type { SourceVersion } from '@hashq/sources';
 import { Injectable } from '@nestjs/common';
@@ -103,42 +103,59 @@ function toItem(row: ItemRowRaw): BatchItemRow {
 }
 
 /**
- * One listing page in one statement: items numbered from `firstSeq`, all in group `firstSeq` (a
- * page is a hashing group). The rows go as one JSON array (jsonb_to_recordset): one string made
- * by JSON.stringify, where array parameters would cost node-postgres a literal built element by
- * element (~3 KB of garbage per item, most of a batch's allocations). ON CONFLICT DO NOTHING: a
- * page is never there twice, whatever replays it.
+ * A listing page's items as insertItems takes them: one JSON array (jsonb_to_recordset, sent as
+ * bytes: jsonbParam), where array parameters would cost node-postgres a literal built element by
+ * element (~3 KB of garbage per item, most of a batch's allocations). Encoded before the page's
+ * transaction, so that the item objects die young instead of living through it.
+ */
+export function encodeItems(items: readonly NewBatchItem[]): Buffer {
+  return jsonbParam(
+    items.map((item) => ({
+      name: item.name,
+      source: item.source,
+      size: item.size,
+      version: item.version,
+      expected: item.expected,
+      line: item.line,
+      error_code: item.error?.code,
+      error_message: item.error?.message,
+    })),
+  );
+}
+
+/**
+ * One listing page (encodeItems) in one statement: items numbered from `firstSeq` in their order,
+ * all in group `firstSeq` (a page is a hashing group). ON CONFLICT DO NOTHING: a page is never
+ * there twice, whatever replays it.
  */
 export async function insertItems(
   db: DataSource | EntityManager,
   batchId: string,
   firstSeq: number,
-  items: readonly NewBatchItem[],
+  items: Buffer,
 ): Promise<void> {
-  if (items.length === 0) return;
-  const rows = items.map((item, i) => ({
-    seq: firstSeq + i,
-    name: item.name,
-    source: item.source,
-    size: item.size,
-    version: item.version,
-    expected: item.expected,
-    line: item.line,
-    error_code: item.error?.code,
-    error_message: item.error?.message,
-  }));
   await db.query(
     `INSERT INTO batch_items (batch_id, seq, grp, name, source, size, version, expected, line,
                              status, error_code, error_message, finished_at)
-     SELECT $1, i.seq, $2, i.name, i.source, i.size, i.version, i.expected, i.line,
+     SELECT $1, $2 + i.n - 1, $2, i.name, i.source, i.size, i.version, i.expected, i.line,
             CASE WHEN i.error_code IS NULL THEN 'pending' ELSE 'failed' END,
             i.error_code, i.error_message, CASE WHEN i.error_code IS NULL THEN NULL ELSE now() END
-       FROM jsonb_to_recordset($3::jsonb)
-            AS i(seq bigint, name text, source jsonb, size bigint, version jsonb, expected jsonb,
-                 line bigint, error_code text, error_message text)
+       FROM ROWS FROM (jsonb_to_recordset($3::jsonb)
+                         AS (name text, source jsonb, size bigint, version jsonb, expected jsonb,
+                             line bigint, error_code text, error_message text))
+            WITH ORDINALITY
+            AS i(name, source, size, version, expected, line, error_code, error_message, n)
      ON CONFLICT (batch_id, seq) DO NOTHING`,
-    [batchId, firstSeq, JSON.stringify(rows)],
+    [batchId, firstSeq, items],
   );
+}
+
+/**
+ * A group's results as writeResults takes them (one JSON array, as encodeItems): encoded before
+ * the transaction, so that the result objects die young instead of living through it.
+ */
+export function encodeResults(results: readonly ItemResult[]): Buffer {
+  return jsonbParam(results);
 }
 
 /**
@@ -170,28 +187,29 @@ export class BatchItemsRepository {
   }
 
   /**
-   * The results of a group in one statement (one JSON array, as insertItems), then the batch ends
-   * if they were the last. Returns how many items took their result (fewer when another run of the
-   * group got there first).
+   * The results of a group (encodeResults) in one statement, then the batch ends if they were the
+   * last. Returns how many items took their result (fewer when another run of the group got there
+   * first).
    */
-  async writeResults(batchId: string, results: readonly ItemResult[]): Promise<number> {
-    if (results.length === 0) return 0;
+  async writeResults(batchId: string, rows: Buffer): Promise<number> {
     return this.db.transaction(async (tx) => {
-      const updated = rawRows<{ seq: string }>(
+      const [{ updated }] = rawRows<{ updated: number }>(
         await tx.query(
-          `UPDATE batch_items b
-              SET status = r.status, size = coalesce(r.size, b.size), digests = r.digests,
-                  error_code = r."errorCode", error_message = r."errorMessage", finished_at = now()
-             FROM jsonb_to_recordset($2::jsonb)
-                  AS r(seq bigint, status text, size bigint, digests jsonb, "errorCode" text,
-                       "errorMessage" text)
-            WHERE b.batch_id = $1 AND b.seq = r.seq AND b.status = 'pending'
-            RETURNING b.seq`,
-          [batchId, JSON.stringify(results)],
+          `WITH u AS (
+             UPDATE batch_items b
+                SET status = r.status, size = coalesce(r.size, b.size), digests = r.digests,
+                    error_code = r."errorCode", error_message = r."errorMessage", finished_at = now()
+               FROM jsonb_to_recordset($2::jsonb)
+                    AS r(seq bigint, status text, size bigint, digests jsonb, "errorCode" text,
+                         "errorMessage" text)
+              WHERE b.batch_id = $1 AND b.seq = r.seq AND b.status = 'pending'
+              RETURNING 1)
+           SELECT count(*)::int AS updated FROM u`,
+          [batchId, rows],
         ),
       );
       await tx.query(`SELECT batch_try_finish($1)`, [batchId]);
-      return updated.length;
+      return updated;
     });
   }
 

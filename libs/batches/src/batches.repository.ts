@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
 
-import { insertItems, type NewBatchItem } from './batch-items.repository';
+import { insertItems } from './batch-items.repository';
 
 export const BATCH_STATUSES = [
   'queued',
@@ -84,7 +84,10 @@ export interface LeasedBatch {
 
 /** A page of the listing, committed with its cursor. */
 export interface ListedPage {
-  items: NewBatchItem[];
+  /** The page's items, encoded (encodeItems). */
+  items: Buffer;
+  /** How many items `items` holds. */
+  count: number;
   /** The cursor after this page; null when the listing is finished. */
   cursor: string | null;
   bytes: number;
@@ -295,7 +298,7 @@ export class BatchesRepository {
             batch.id,
             batch.fence,
             page.cursor,
-            page.items.length,
+            page.count,
             page.bytes,
             page.cursor === null,
             leaseSeconds,
@@ -303,8 +306,8 @@ export class BatchesRepository {
         ),
       );
       if (!row) return { committed: false, firstSeq: 0 };
-      const firstSeq = Number(row.listed_items) - page.items.length + 1;
-      await insertItems(tx, batch.id, firstSeq, page.items);
+      const firstSeq = Number(row.listed_items) - page.count + 1;
+      if (page.count > 0) await insertItems(tx, batch.id, firstSeq, page.items);
       if (page.cursor === null) await this.tryFinish(batch.id, tx);
       return { committed: true, firstSeq };
     });

@@ -72,3 +72,17 @@ export class PreparedStatement {
     }
   }
 }
+
+/**
+ * `value` as a jsonb parameter in PostgreSQL's binary form (version byte 1, then the JSON text).
+ * node-postgres keeps a string parameter until the statement ends, so a big one (a page of rows)
+ * outlives a scavenge and is promoted (past 128 KiB into V8's large-object space, freed only by
+ * a full GC); the JSON text here dies before the query is sent, and the Buffer lives off the heap.
+ */
+export function jsonbParam(value: unknown): Buffer {
+  const text = JSON.stringify(value);
+  const bytes = Buffer.allocUnsafe(1 + Buffer.byteLength(text));
+  bytes[0] = 1;
+  bytes.write(text, 1);
+  return bytes;
+}

@@ -2,6 +2,7 @@ import { lstat } from 'node:fs/promises';
 
 import {
   BatchItemsRepository,
+  encodeResults,
   type ItemResult,
   type PendingItem,
 } from '@hashq/batches/batch-items.repository';
@@ -66,13 +67,34 @@ export class BatchGroupProcessor extends WorkerHost {
     const batch = await this.batches.find(batchId);
     if (!batch || batch.status !== 'running') return { status: 'skipped' };
     const log = this.log.child({ batchId, group, attempt: job.attemptsMade + 1 });
+    const { rows, ...counts } = await this.hashPending(batch, group, job);
+    const written = rows ? await this.items.writeResults(batchId, rows) : 0;
+    log.debug({ ...counts, written }, 'batch group done');
+    return { status: 'done', hashed: written };
+  }
+
+  /**
+   * The group's pending items: refused, hashed, or made jobs; returns the results to write, encoded
+   * (null: none). Its own frame: an async function keeps what it holds across its awaits, so the
+   * rows and results, garbage once encoded, would otherwise live (and be promoted) through the
+   * results' transaction.
+   */
+  private async hashPending(
+    batch: BatchRow,
+    group: number,
+    job: Job<BatchGroupJobData>,
+  ): Promise<{ rows: Buffer | null; hashed: number; refused: number; jobs: number }> {
     const tenant = await this.tenants.settings(batch.tenantId);
     if (!tenant) throw new Error(`unknown tenant ${batch.tenantId}`);
     const fileRoots = realRoots(tenantFileRoots(tenant.fileRoots, this.config.fileRoots));
-    const listed = await this.items.pendingOfGroup(batchId, group);
-    const refused = listed.flatMap((item) => refusal(item, tenant, fileRoots));
-    const refusedSeqs = new Set(refused.map((result) => result.seq));
-    const pending = await withLocalSizes(listed.filter((item) => !refusedSeqs.has(item.seq)));
+    const refused: ItemResult[] = [];
+    const allowed: PendingItem[] = [];
+    for (const item of await this.items.pendingOfGroup(batch.id, group)) {
+      const refusedItem = refusal(item, tenant, fileRoots);
+      if (refusedItem) refused.push(refusedItem);
+      else allowed.push(item);
+    }
+    const pending = await withLocalSizes(allowed);
     const small = pending.filter((item) => this.isSmall(item, batch));
     const big = pending.filter((item) => !this.isSmall(item, batch));
     for (const item of big) await this.startJob(batch, item);
@@ -86,17 +108,13 @@ export class BatchGroupProcessor extends WorkerHost {
       promoteBytes: this.config.batches.smallItemBytes,
     });
     for (const { item, size } of promoted) await this.startJob(batch, { ...item, size });
-    const written = await this.items.writeResults(batchId, [...refused, ...results]);
-    log.debug(
-      {
-        hashed: results.length,
-        refused: refused.length,
-        written,
-        jobs: big.length + promoted.length,
-      },
-      'batch group done',
-    );
-    return { status: 'done', hashed: written };
+    const all = refused.length > 0 ? [...refused, ...results] : results;
+    return {
+      rows: all.length > 0 ? encodeResults(all) : null,
+      hashed: results.length,
+      refused: refused.length,
+      jobs: big.length + promoted.length,
+    };
   }
 
   @OnWorkerEvent('error')
@@ -149,6 +167,7 @@ export class BatchGroupProcessor extends WorkerHost {
  * whatever it names) and so does a missing file (the group records SOURCE_NOT_FOUND).
  */
 async function withLocalSizes(items: PendingItem[]): Promise<PendingItem[]> {
+  if (items.every((item) => item.size !== null || item.source.type !== 'file')) return items;
   return Promise.all(
     items.map(async (item) => {
       if (item.size !== null || item.source.type !== 'file') return item;
@@ -164,7 +183,7 @@ async function withLocalSizes(items: PendingItem[]): Promise<PendingItem[]> {
 /** The batch's algorithms and those the items' expected digests name (a SUM file's BSD tags). */
 function algorithmsFor(batch: BatchRow, items: readonly PendingItem[]): string[] {
   const names = new Set(batch.algorithms);
-  for (const item of items) for (const name of Object.keys(item.expected ?? {})) names.add(name);
+  for (const item of items) if (item.expected) for (const name in item.expected) names.add(name);
   return [...names];
 }
 
@@ -173,14 +192,18 @@ function algorithmsFor(batch: BatchRow, items: readonly PendingItem[]): string[]
  * a file outside its roots (the listed path is a real path) is PATH_OUTSIDE_ROOTS, a host or
  * bucket it is not allowed SOURCE_NOT_ALLOWED. The item fails; the others go on.
  */
-function refusal(item: PendingItem, tenant: Tenant, fileRoots: readonly string[]): ItemResult[] {
+function refusal(
+  item: PendingItem,
+  tenant: Tenant,
+  fileRoots: readonly string[],
+): ItemResult | null {
   const source = item.source;
   if (source.type === 'file') {
-    if (fileRoots.some((root) => isWithin(root, source.path))) return [];
-    return [failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots')];
+    if (fileRoots.some((root) => isWithin(root, source.path))) return null;
+    return failed(item, 'PATH_OUTSIDE_ROOTS', 'file is outside the allowed roots');
   }
   const refused = remoteRefusal(tenant, source);
-  return refused ? [failed(item, refused.code, refused.message)] : [];
+  return refused ? failed(item, refused.code, refused.message) : null;
 }
 
 function failed(item: PendingItem, code: string, message: string): ItemResult {

@@ -2,9 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 
 import { BatchDispatcher } from '@hashq/batches/batch-dispatch';
-import type { NewBatchItem } from '@hashq/batches/batch-items.repository';
-import { BatchesRepository, type LeasedBatch } from '@hashq/batches/batches.repository';
-import type { ListedItem, Lister } from '@hashq/batches/listing/types';
+import { encodeItems, type NewBatchItem } from '@hashq/batches/batch-items.repository';
+import {
+  BatchesRepository,
+  type LeasedBatch,
+  type ListedPage,
+} from '@hashq/batches/batches.repository';
+import type { ListedItem, Lister, ListPage } from '@hashq/batches/listing/types';
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig, loadConfig } from '@hashq/config';
 import { BATCH_LIST_QUEUE, type BatchListJobData } from '@hashq/jobs';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
@@ -100,46 +104,62 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
     job: Job,
     token: string | undefined,
   ): Promise<{ status: string }> {
-    const { groupSize, maxItems, smallItemBytes } = this.config.batches;
     let cursor = batch.listCursor;
     let listed = batch.listedItems;
     for (;;) {
       if (this.draining) return moveBackToWait(job, token);
-      const page = await lister.page(cursor, groupSize);
-      if (listed + page.items.length > maxItems) {
-        await this.batches.failListing(batch, {
-          code: 'BATCH_TOO_LARGE',
-          message: `the source lists more than BATCH_MAX_ITEMS (${maxItems}) objects`,
-          details: { maxItems },
-        });
-        log.error({ maxItems }, 'batch failed: BATCH_TOO_LARGE');
-        return { status: 'failed' };
-      }
-      const items = page.items.map(toNewItem);
-      const bytes = items.reduce((sum, item) => sum + (item.size ?? 0), 0);
-      const { committed, firstSeq } = await this.batches.commitPage(
-        batch,
-        { items, cursor: page.cursor, bytes },
-        this.config.leaseSeconds,
-      );
-      if (!committed) {
-        log.warn('batch listing lost its lease or the batch ended: stopping without writing');
-        return { status: 'lease-lost' };
-      }
-      listed += items.length;
-      cursor = page.cursor;
-      if (items.some((item) => !item.error)) {
-        await this.dispatch.quietly(
-          () =>
-            this.dispatch.group(batch.id, batch.dispatchRound, firstSeq, batch.options.priority),
-          { batchId: batch.id, group: firstSeq },
-        );
-      }
+      const step = await this.listPage(batch, lister, cursor, listed, log);
+      if ('status' in step) return step;
+      ({ cursor, listed } = step);
       if (cursor === null) {
-        log.info({ listed, smallItemBytes }, 'batch listing finished');
+        log.info(
+          { listed, smallItemBytes: this.config.batches.smallItemBytes },
+          'batch listing finished',
+        );
         return { status: 'listed' };
       }
     }
+  }
+
+  /**
+   * One page listed, committed and dispatched. Its own frame: what an async function holds is kept
+   * across its awaits, so the page's items, garbage once encoded, would otherwise live (and be
+   * promoted) through the commit, the dispatch and the next page's listing.
+   */
+  private async listPage(
+    batch: LeasedBatch,
+    lister: Lister,
+    cursor: string | null,
+    listed: number,
+    log: Logger,
+  ): Promise<{ status: string } | { cursor: string | null; listed: number }> {
+    const { maxItems } = this.config.batches;
+    const page = encodePage(await lister.page(cursor, this.config.batches.groupSize));
+    if (listed + page.count > maxItems) {
+      await this.batches.failListing(batch, {
+        code: 'BATCH_TOO_LARGE',
+        message: `the source lists more than BATCH_MAX_ITEMS (${maxItems}) objects`,
+        details: { maxItems },
+      });
+      log.error({ maxItems }, 'batch failed: BATCH_TOO_LARGE');
+      return { status: 'failed' };
+    }
+    const { committed, firstSeq } = await this.batches.commitPage(
+      batch,
+      page,
+      this.config.leaseSeconds,
+    );
+    if (!committed) {
+      log.warn('batch listing lost its lease or the batch ended: stopping without writing');
+      return { status: 'lease-lost' };
+    }
+    if (page.hashable) {
+      await this.dispatch.quietly(
+        () => this.dispatch.group(batch.id, batch.dispatchRound, firstSeq, batch.options.priority),
+        { batchId: batch.id, group: firstSeq },
+      );
+    }
+    return { cursor: page.cursor, listed: listed + page.count };
   }
 
   /** A fault of the source itself fails the batch; a transient one is retried by BullMQ. */
@@ -170,6 +190,18 @@ export class BatchListProcessor extends WorkerHost implements BeforeApplicationS
     );
     return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** A listed page as commitPage takes it, and whether any of its items is to be hashed. */
+function encodePage(page: ListPage): ListedPage & { hashable: boolean } {
+  const items = page.items.map(toNewItem);
+  return {
+    items: encodeItems(items),
+    count: items.length,
+    cursor: page.cursor,
+    bytes: items.reduce((sum, item) => sum + (item.size ?? 0), 0),
+    hashable: items.some((item) => !item.error),
+  };
 }
 
 /** A listed item as a row: an S3 item is pinned to the ETag (and version) of the listing. */
