@@ -16,7 +16,10 @@
 //   BENCH_JOBS         jobs (default 2000)         BENCH_CLIENTS  concurrent clients (default 16)
 //   BENCH_FILE_BYTES   file size (default 4096)    BENCH_WORKERS  worker processes (default 1)
 //   BENCH_PEERS        0 skips the raw BullMQ runs
-//   BENCH_WARM_UP_JOBS untimed jobs first (default 1000: the JIT is still compiling after 50)
+//   BENCH_WARM_UP_JOBS untimed jobs first; default: rounds of 2,000 until the CPU per job of the
+//                      API and worker falls by less than 5 % from one round to the next (V8's
+//                      optimizing compiler is still at work after thousands of requests; a
+//                      running service has paid that), at most 10 rounds. A number: that many.
 //   WORKER_CONCURRENCY and the other worker settings are passed through (default: the worker's own)
 //   BENCH_WORKER_NODE_ARGS / BENCH_API_NODE_ARGS  node options, e.g. "--cpu-prof --cpu-prof-dir=/tmp/p"
 //   DATABASE_URL / REDIS_URL  servers to use (the database part of DATABASE_URL is replaced)
@@ -51,7 +54,9 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 16);
 const FILE_BYTES = Number(process.env.BENCH_FILE_BYTES ?? 4096);
 const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const PEERS = process.env.BENCH_PEERS !== '0';
-const WARM_UP_JOBS = Number(process.env.BENCH_WARM_UP_JOBS ?? 1000);
+const FIXED_WARM_UP = process.env.BENCH_WARM_UP_JOBS;
+const WARM_UP_ROUND = 2000;
+const WARM_UP_MAX_ROUNDS = 10;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const POLL_MS = 50;
@@ -173,8 +178,27 @@ async function runHashq(id, files, admin, Client) {
     };
 
     // Warm-up (JIT, connections, pools): not timed.
-    await submitAll(WARM_UP_JOBS, CLIENTS, (i) => submit(files[i % files.length].file));
-    await waitFinished(WARM_UP_JOBS);
+    let warmedUp = 0;
+    const warmUp = async (count) => {
+      const before = cpuSeconds([api.pid, ...workers.map((w) => w.pid)]);
+      await submitAll(count, CLIENTS, (i) => submit(files[(warmedUp + i) % files.length].file));
+      warmedUp += count;
+      await waitFinished(warmedUp);
+      return (cpuSeconds([api.pid, ...workers.map((w) => w.pid)]) - before) / count;
+    };
+    const warmUpRounds = [];
+    if (FIXED_WARM_UP !== undefined) {
+      await warmUp(Number(FIXED_WARM_UP));
+    } else {
+      let last = await warmUp(WARM_UP_ROUND);
+      warmUpRounds.push(last);
+      while (warmUpRounds.length < WARM_UP_MAX_ROUNDS) {
+        const next = await warmUp(WARM_UP_ROUND);
+        warmUpRounds.push(next);
+        if (next > last * 0.95) break;
+        last = next;
+      }
+    }
 
     const pgPids = (
       await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])
@@ -191,7 +215,7 @@ async function runHashq(id, files, admin, Client) {
     const submitting = submitAll(JOBS, CLIENTS, (i) => submit(files[i].file)).then(() => {
       acceptedAt = performance.now();
     });
-    await waitFinished(WARM_UP_JOBS + JOBS);
+    await waitFinished(warmedUp + JOBS);
     const completedAt = performance.now();
     await submitting;
     const newPgPids = (
@@ -214,7 +238,7 @@ async function runHashq(id, files, admin, Client) {
       `SELECT source->>'path' AS path, status, digests->'sha256'->>'hex' AS hex,
               extract(epoch FROM finished_at - created_at) * 1000 AS ms
          FROM jobs ORDER BY created_at OFFSET $1`,
-      [WARM_UP_JOBS],
+      [warmedUp],
     );
     await db.end();
     const expected = new Map(files.map((f) => [fs.realpathSync(f.file), f.sha256]));
@@ -238,7 +262,9 @@ async function runHashq(id, files, admin, Client) {
       p99: percentile(latencies, 99),
       rss,
       cpu,
-      xactsPerJob: xacts / (JOBS + WARM_UP_JOBS),
+      xactsPerJob: xacts / (JOBS + warmedUp),
+      warmedUp,
+      warmUpRounds,
     };
   } finally {
     await Promise.all(run.processes.map(stopProcess));
@@ -390,6 +416,13 @@ async function main() {
       `  CPU per job: worker ${perJob(hashq.cpu.worker)}, API ${perJob(hashq.cpu.api)}, PostgreSQL ${perJob(hashq.cpu.pg)}, ` +
         `this client ${perJob(hashq.cpu.client)}; ` +
         `PostgreSQL transactions per job: ${hashq.xactsPerJob.toFixed(1)} (API + worker, start-up included)`,
+    );
+    const rounds = hashq.warmUpRounds.map((cpu) => (cpu * 1000).toFixed(2)).join(', ');
+    console.log(
+      `  warm-up: ${hashq.warmedUp} untimed jobs first` +
+        (rounds
+          ? ` (API + worker CPU per job in its rounds of ${WARM_UP_ROUND}: ${rounds} ms)`
+          : ''),
     );
     console.log(
       `  accepted/s: until the last submit was answered; completed/s: until the last job finished (both from the\n` +
