@@ -65,6 +65,21 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
     return answers.map((res) => res.body as JobBody);
   }
 
+  /** `count` files, each submitted as a sha256 job, all at once. */
+  async function submitSha256Files(prefix: string, count: number) {
+    const files = await writeFiles(prefix, count);
+    const jobs = await submitTogether(
+      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
+    );
+    return { files, jobs };
+  }
+
+  /** The job succeeded with Node's sha256 of `data`. */
+  function expectSha256(job: JobBody, data: Buffer): void {
+    expect(job.status).toBe('succeeded');
+    expect(job.digests?.sha256.hex).toBe(createHash('sha256').update(data).digest('hex'));
+  }
+
   /** BullMQ's waiting jobs: the groups, and the jobs that went alone. */
   async function dispatched(): Promise<{ groups: string[][]; alone: string[] }> {
     const waiting: Job[] = await env.queue.getJobs(['wait', 'prioritized']);
@@ -163,10 +178,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('lets a cancel or a lease that comes between its read and its write win', async () => {
-    const files = await writeFiles('race', 12);
-    const jobs = await submitTogether(
-      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
-    );
+    const { files, jobs } = await submitSha256Files('race', 12);
     const group = (await dispatched()).groups.find((ids) => ids.length >= 3);
     expect(group).toBeDefined();
     const [canceled, leased] = group!;
@@ -196,10 +208,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
           expect(done.digests).toBeNull();
           continue;
         }
-        expect(done.status).toBe('succeeded');
-        expect(done.digests?.sha256.hex).toBe(
-          createHash('sha256').update(files[i].data).digest('hex'),
-        );
+        expectSha256(done, files[i].data);
       }
       const other = await env.job(leased);
       expect([other.status, other.fence, other.lease_owner, other.digests]).toEqual([
@@ -215,10 +224,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('survives a worker killed while its group is being written', async () => {
-    const files = await writeFiles('killed', 10);
-    const jobs = await submitTogether(
-      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
-    );
+    const { files, jobs } = await submitSha256Files('killed', 10);
     const grouped = new Set((await dispatched()).groups.flat());
     expect(grouped.size).toBeGreaterThan(0);
     const lock = await env.lockTable('jobs');
@@ -234,10 +240,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
     try {
       for (const [i, job] of jobs.entries()) {
         const done = await finished(job.id);
-        expect(done.status).toBe('succeeded');
-        expect(done.digests?.sha256.hex).toBe(
-          createHash('sha256').update(files[i].data).digest('hex'),
-        );
+        expectSha256(done, files[i].data);
         // A grouped job ends once. One that went alone may have been leased by the killed worker
         // (its lease UPDATE was the write that waited): that lease ran out, and it ran again.
         const row = await env.job(job.id);
@@ -249,10 +252,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('puts the jobs of a group Redis lost back one by one, and they succeed', async () => {
-    const files = await writeFiles('lost', 12);
-    const jobs = await submitTogether(
-      files.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
-    );
+    const { files, jobs } = await submitSha256Files('lost', 12);
     const { groups } = await dispatched();
     expect(groups.length).toBeGreaterThan(0);
     const lost = groups.flat();
@@ -266,10 +266,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
     try {
       for (const [i, job] of jobs.entries()) {
         const done = await finished(job.id);
-        expect(done.status).toBe('succeeded');
-        expect(done.digests?.sha256.hex).toBe(
-          createHash('sha256').update(files[i].data).digest('hex'),
-        );
+        expectSha256(done, files[i].data);
         expect((await env.job(job.id)).attempts).toBe(1);
       }
     } finally {
