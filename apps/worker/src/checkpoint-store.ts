@@ -87,32 +87,17 @@ export class CheckpointStore {
     const quoted = `"${schema.replace(/"/g, '""')}"`;
     this.jobs = `${quoted}.jobs`;
     this.states = `${quoted}.job_states`;
-    this.finishStatement = new PreparedStatement(
-      `UPDATE ${this.jobs} j
-          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
-              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
-              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
-              source_version = coalesce(f.source_version, j.source_version), finished_at = now(),
-              lease_owner = NULL, lease_expires_at = NULL, updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb)
-              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
-                   error_code text, error_message text, error_details jsonb, source_version jsonb)
-        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'running'
-        RETURNING j.id`,
+    this.finishStatement = finishStatement(
+      this.jobs,
+      `source_version = coalesce(f.source_version, j.source_version),
+       lease_owner = NULL, lease_expires_at = NULL`,
+      `j.status = 'running'`,
     );
-    this.groupFinishStatement = new PreparedStatement(
-      `UPDATE ${this.jobs} j
-          SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
-              bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
-              error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
-              source_version = f.source_version, fence = j.fence + 1, attempts = j.attempts + 1,
-              started_at = coalesce(j.started_at, now()), finished_at = now(), updated_at = now()
-         FROM jsonb_to_recordset($1::jsonb)
-              AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
-                   error_code text, error_message text, error_details jsonb, source_version jsonb)
-        WHERE j.id = f.id AND j.fence = f.fence AND j.status = 'queued'
-          AND j.admission IS DISTINCT FROM 'held'
-        RETURNING j.id`,
+    this.groupFinishStatement = finishStatement(
+      this.jobs,
+      `source_version = f.source_version, fence = j.fence + 1, attempts = j.attempts + 1,
+       started_at = coalesce(j.started_at, now())`,
+      `j.status = 'queued' AND j.admission IS DISTINCT FROM 'held'`,
     );
   }
 
@@ -330,6 +315,25 @@ export class CheckpointStore {
     if (!row) throw new LeaseLostError(job.id, job.fence);
     return { cancelRequested: row.cancel_requested };
   }
+}
+
+/**
+ * A final UPDATE of many jobs at once ($1: finishRecords), fenced; `assignments` and `condition`
+ * are what a leased job's finish and a job group's differ in.
+ */
+function finishStatement(jobs: string, assignments: string, condition: string): PreparedStatement {
+  return new PreparedStatement(
+    `UPDATE ${jobs} j
+        SET status = f.status, digests = f.digests, total_bytes = f.total_bytes,
+            bytes_done = f.total_bytes, checkpoint_offset = f.total_bytes, bytes_read = f.bytes_read,
+            error_code = f.error_code, error_message = f.error_message, error_details = f.error_details,
+            finished_at = now(), updated_at = now(), ${assignments}
+       FROM jsonb_to_recordset($1::jsonb)
+            AS f(id uuid, fence bigint, status text, digests jsonb, total_bytes bigint, bytes_read bigint,
+                 error_code text, error_message text, error_details jsonb, source_version jsonb)
+      WHERE j.id = f.id AND j.fence = f.fence AND ${condition}
+      RETURNING j.id`,
+  );
 }
 
 /** The finishes as the one JSON parameter of the final UPDATEs. */
