@@ -11,7 +11,8 @@
 //     (targets: >= 0.9x and >= 0.8x); also the CPU time per PATCH of each side's servers (the
 //     sink; the API and its PostgreSQL backends), from /proc, a cost the load does not change;
 //   - BENCH_SESSIONS (1,000) concurrent sessions of 64 KiB in 4 PATCHes each (sha256):
-//     sessions/s, PATCH latency p50/p99/max.
+//     sessions/s, the CPU per session of the API, its PostgreSQL backends and this client, PATCH
+//     latency p50/p99/max.
 // The API's event-loop delay (p50, p99, max) is measured in the API process itself
 // (scripts/bench-sessions/loop-lag.cjs, preloaded): raw (monitorEventLoopDelay), and "own", net of
 // the time its main thread waited for a CPU (Linux schedstat) - what the API's work caused. "own"
@@ -303,6 +304,13 @@ async function main() {
         `http://127.0.0.1:${(await firstLine(sink, (record) => record.port)).port}/sink`;
     }
     await waitListening(apiUrl);
+    /** The API and its PostgreSQL backends. */
+    const serverPids = async () => [
+      api.pid,
+      ...(
+        await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])
+      ).rows.map((row) => row.pid),
+    ];
 
     const load = () =>
       os
@@ -330,19 +338,12 @@ async function main() {
         api: new http.Agent({ keepAlive: true, maxSockets: 1 }),
         sink: new http.Agent({ keepAlive: true, maxSockets: 1 }),
       };
-      // the API and its PostgreSQL backends (the pool's connections exist after the warm-up)
-      const apiPids = async () => [
-        api.pid,
-        ...(
-          await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [database])
-        ).rows.map((row) => row.pid),
-      ];
       // Untimed: JIT warm-up, connections.
       await uploadRound(agents, apiUrl, sinks.sha256, ['sha256'], body, false, {
         api: [api.pid],
         sink: [sinkPids.sha256],
       });
-      const pids = { api: await apiPids() };
+      const pids = { api: await serverPids() }; // the pool's connections exist after the warm-up
 
       const rows = [];
       for (const [label, algorithms, goal] of uploadCases) {
@@ -417,19 +418,36 @@ async function main() {
     if (CASES.includes('sessions')) {
       process.stderr.write(`[bench] ${SESSIONS} concurrent sessions, load ${load()}\n`);
       const manyAgent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS });
+      // CPU of the API, its PostgreSQL backends (those the pool opens meanwhile count whole) and
+      // this client while the sessions run
+      const before = new Map((await serverPids()).map((pid) => [pid, cpuSeconds([pid])]));
+      const client0 = process.cpuUsage();
       api.send('reset-own');
       const many = await smallSessions(manyAgent, apiUrl);
       const lag = await loopLag(api);
+      const client = process.cpuUsage(client0);
+      const cpu = { api: cpuSeconds([api.pid]) - before.get(api.pid), pg: 0 };
+      for (const pid of await serverPids())
+        if (pid !== api.pid) cpu.pg += cpuSeconds([pid]) - (before.get(pid) ?? 0);
+      const perSession = (seconds) => ((seconds * 1000) / SESSIONS).toFixed(2);
       manyAgent.destroy();
       console.log(
         `\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes ` +
           `(sha256; POST + PATCHes per session, all sessions at once), load ${load()}`,
       );
       printTable(
-        ['sessions/s', 'PATCH p50 ms', 'PATCH p99 ms', 'PATCH max ms', ...lagHeader],
+        [
+          'sessions/s',
+          'CPU ms per session: API / PostgreSQL / client',
+          'PATCH p50 ms',
+          'PATCH p99 ms',
+          'PATCH max ms',
+          ...lagHeader,
+        ],
         [
           [
             (SESSIONS / many.seconds).toFixed(0),
+            `${perSession(cpu.api)} / ${perSession(cpu.pg)} / ${perSession((client.user + client.system) / 1e6)}`,
             many.p50.toFixed(1),
             many.p99.toFixed(1),
             many.max.toFixed(1),
