@@ -8,6 +8,7 @@ import {
   type Source,
   SourceError,
   type SourceFactory,
+  type SourceVersion,
 } from '@hashq/sources';
 import type { Logger } from 'pino';
 
@@ -54,6 +55,11 @@ export class HashRun {
   private lastWriteAt = 0;
   private readonly timings = new RunTimings();
   private readonly writes = new WriteBehind();
+  /**
+   * The source's identity asked again once its last byte has arrived (verifyUnchanged), sent while
+   * the last chunks are hashed.
+   */
+  private identityAtEnd: Promise<SourceVersion> | null = null;
   /** Aborted on a cancel request (or a failed write): ends a read that is waiting on the source. */
   private readonly reading = new AbortController();
 
@@ -99,20 +105,16 @@ export class HashRun {
       // A fresh job that one read covers (small files) skips the start write: its final write
       // records the size and version instead, so the job costs two statements, lease and finish.
       const oneRead = !resuming && opened.size !== null && opened.size <= this.settings.chunkBytes;
-      if (!oneRead) {
-        const { cancelRequested } = await this.store.start(this.job, {
-          totalBytes: opened.size,
-          sourceVersion: opened.version,
-        });
-        this.timings.mark('started');
-        if (cancelRequested) return await this.cancel();
-      }
+      // The start write commits beside the first chunk's read and hash (the write-behind slot:
+      // no heartbeat or checkpoint before it; a cancel or a lost lease is seen at the first
+      // chunk boundary), not before the first byte.
+      if (!oneRead) this.startWrite(opened);
       const hashers = s3Checksum?.attach(base, opened) ?? base;
       this.log[oneRead ? 'debug' : 'info'](
         { offset: this.position, totalBytes: opened.size, resumed: resuming },
         resuming ? 'resuming from checkpoint' : 'starting',
       );
-      const stop = await this.hashStream(opened, hashers);
+      const stop = await this.hashStream(opened, hashers, source);
       if (stop) return stop;
       this.timings.mark('hashed');
       await this.verifyUnchanged(source, opened);
@@ -122,6 +124,13 @@ export class HashRun {
       await opened.close().catch(() => undefined);
       await this.writes.idle(); // nothing of this run may land after the caller records the outcome
     }
+  }
+
+  private startWrite(opened: OpenedSource): void {
+    const facts = { totalBytes: opened.size, sourceVersion: opened.version };
+    this.lastWriteAt = Date.now();
+    this.writes.start(() => this.store.start(this.job, facts), false);
+    this.timings.mark('started');
   }
 
   private async prepareHashers(): Promise<JobHashers> {
@@ -149,6 +158,7 @@ export class HashRun {
   private async hashStream(
     opened: OpenedSource,
     hashers: RunHashers,
+    source: Source,
   ): Promise<RunOutcome | undefined> {
     const pulse = setInterval(() => this.pulse(), HEARTBEAT_MS);
     let end: LoopEnd;
@@ -156,7 +166,7 @@ export class HashRun {
       const file = fileRangeHashers(opened, hashers); // a local file: read and hashed natively
       end = await (file
         ? fileRangeLoop(this.fileRangeHost(hashers, opened), opened, file)
-        : this.readLoop(opened, hashers));
+        : this.readLoop(opened, hashers, source));
     } finally {
       clearInterval(pulse); // no heartbeat may race the final write
     }
@@ -185,7 +195,11 @@ export class HashRun {
    * PostgreSQL, a checkpoint starts a little early (up to two chunks) and commits
    * while those chunks are hashed; only when it is late does the loop wait.
    */
-  private async readLoop(opened: OpenedSource, hashers: RunHashers): Promise<LoopEnd> {
+  private async readLoop(
+    opened: OpenedSource,
+    hashers: RunHashers,
+    source: Source,
+  ): Promise<LoopEnd> {
     const chunks = opened.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
     let next = this.readNextChunk(chunks);
     for (;;) {
@@ -193,6 +207,7 @@ export class HashRun {
       if (!read) return 'cancel';
       if (read.done) return 'end';
       const chunk = read.value;
+      if (this.position + chunk.length === opened.size) this.askIdentityAtEnd(source, opened);
       // Hashing is handed to the pool before the next read is requested: that request's synchronous
       // part (generator resume, FileHandle.read set-up, ~0.1 ms) would otherwise delay every chunk.
       const hashing = this.timings.timed('hash', hashers.update(chunk));
@@ -373,7 +388,7 @@ export class HashRun {
    * its descriptor (never by path again); the details name what changed, not its inode or mtime.
    */
   private async verifyUnchanged(source: Source, opened: OpenedSource): Promise<void> {
-    const now = await (opened.currentVersion?.() ?? source.currentVersion());
+    const now = await (this.identityAtEnd ?? this.currentIdentity(source, opened));
     // A source that told no length (a chunked HTTP body) ended where its stream ended: that is
     // its size, to compare with one the source tells now (e.g. a 206's Content-Range total).
     const size = opened.size ?? this.position;
@@ -386,6 +401,16 @@ export class HashRun {
         bytesHashed: this.position,
       });
     }
+  }
+
+  /** The last byte has arrived: the identity check need not wait for the last chunks' hashing. */
+  private askIdentityAtEnd(source: Source, opened: OpenedSource): void {
+    this.identityAtEnd = this.currentIdentity(source, opened);
+    this.identityAtEnd.catch(() => undefined); // awaited by verifyUnchanged, unless the run stops
+  }
+
+  private currentIdentity(source: Source, opened: OpenedSource): Promise<SourceVersion> {
+    return opened.currentVersion?.() ?? source.currentVersion();
   }
 
   private async finalize(hashers: RunHashers, opened: OpenedSource): Promise<RunOutcome> {
