@@ -668,7 +668,7 @@ function phaseReport(r) {
     rows,
   );
   console.log(
-    '  pickup = createdAt → startedAt (queue); lease→open = lease, hashers, source open; start = fenced start write (beside the first chunk since issue 14: ~0);\n' +
+    '  pickup = createdAt → startedAt (queue); lease→open = lease, hashers, source open; start = fenced start write (sent beside the first chunk: ~0);\n' +
       '  hash = awaiting updateAsync; read wait = chunk not read yet when hashing was done; ckpt wait = a checkpoint\n' +
       '  still committing when the next was due; loop other = JS between chunks; ckpts = committed checkpoints and the\n' +
       '  sum of their commit times (behind the hashing); verify+final = source re-check and the final fenced write;\n' +
