@@ -128,8 +128,7 @@ export class HashRun {
 
   private startWrite(opened: OpenedSource): void {
     const facts = { totalBytes: opened.size, sourceVersion: opened.version };
-    this.lastWriteAt = Date.now();
-    this.writes.start(() => this.store.start(this.job, facts), false);
+    this.writeBehind(() => this.store.start(this.job, facts), false);
     this.timings.mark('started');
   }
 
@@ -181,8 +180,16 @@ export class HashRun {
     if (this.writes.cancelRequested || this.writes.failed) return this.reading.abort();
     if (this.writes.busy || Date.now() - this.lastWriteAt < HEARTBEAT_MS) return;
     const progress = { bytesDone: this.position, bytesRead: this.bytesRead };
+    this.writeBehind(() => this.store.heartbeat(this.job, progress), false);
+  }
+
+  /** Starts a fenced write in the write-behind slot; the heartbeat counts from it. */
+  private writeBehind(
+    write: () => Promise<{ cancelRequested: boolean }>,
+    isCheckpoint: boolean,
+  ): void {
     this.lastWriteAt = Date.now();
-    this.writes.start(() => this.store.heartbeat(this.job, progress), false);
+    this.writes.start(write, isCheckpoint);
   }
 
   /**
@@ -335,8 +342,7 @@ export class HashRun {
   private startCheckpoint(hashers: RunHashers, opened: OpenedSource): void {
     const checkpoint = this.snapshot(hashers, opened);
     this.lastCheckpoint = { offset: checkpoint.offset, at: Date.now() };
-    this.lastWriteAt = Date.now();
-    this.writes.start(async () => {
+    this.writeBehind(async () => {
       const result = await this.save(checkpoint, false);
       this.durableOffset = checkpoint.offset;
       return result;
