@@ -15,6 +15,7 @@ export const {
   ASYNC_MIN_BYTES,
   asyncThreshold,
   asyncStats,
+  setPoolIdle,
   Hasher,
   algorithms,
   findAlgorithm,

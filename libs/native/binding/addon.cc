@@ -159,6 +159,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
   exports.Set("setAsyncLimit", Napi::Function::New(env, SetAsyncLimit));
   exports.Set("asyncStats", Napi::Function::New(env, AsyncStats));
+  exports.Set("setPoolIdle", Napi::Function::New(env, SetPoolIdle));
   exports.Set("updateFromFile", Napi::Function::New(env, UpdateFromFile));
   exports.Set("hashFiles", Napi::Function::New(env, HashFiles));
   exports.Set("openBeneath", Napi::Function::New(env, OpenBeneath));

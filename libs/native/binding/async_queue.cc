@@ -2,11 +2,16 @@
 // them oldest first, two at a time where the C core can interleave them.
 #include "async_queue.h"
 
+#include <sched.h>
+
 #include "instance.h"
 
 namespace hashq {
 
 namespace {
+
+// Process-wide: libuv's pool is shared by every environment of the process.
+std::atomic<bool> poolIdle{false};
 
 void Pump(Napi::Env env, AsyncQueue *q);
 
@@ -16,6 +21,7 @@ class DrainWorker : public Napi::AsyncWorker {
       : Napi::AsyncWorker(env, "hashq.updateAsync"), q_(q) {}
 
   void Execute() override {
+    ApplyPoolPolicy();
     {
       std::lock_guard<std::mutex> lock(q_->mu);
       q_->waiting--;
@@ -99,6 +105,32 @@ void Pump(Napi::Env env, AsyncQueue *q) {
 }
 
 }  // namespace
+
+// SCHED_IDLE: the thread runs only when no other thread wants the core, and
+// a thread that wakes takes the core from it at once. A nice value does not
+// do that: the kernel lets the running thread finish its slice (~3 ms), and
+// a reader or a server woken for every socket buffer waits behind it. An
+// unprivileged thread cannot leave SCHED_IDLE, so this is one-way.
+void ApplyPoolPolicy() {
+#ifdef SCHED_IDLE
+  thread_local bool applied = false;
+  if (applied || !poolIdle.load(std::memory_order_relaxed)) return;
+  applied = true;
+  struct sched_param param = {};
+  sched_setscheduler(0, SCHED_IDLE, &param);  // 0: the calling thread (Linux)
+#endif
+}
+
+// setPoolIdle(): from now on, pool threads that hash run at SCHED_IDLE.
+// True where the platform has SCHED_IDLE (Linux), false elsewhere.
+Napi::Value SetPoolIdle(const Napi::CallbackInfo &info) {
+#ifdef SCHED_IDLE
+  poolIdle.store(true, std::memory_order_relaxed);
+  return Napi::Boolean::New(info.Env(), true);
+#else
+  return Napi::Boolean::New(info.Env(), false);
+#endif
+}
 
 // updateAsync(ctx, data, callback): data must be bytes, or an array of byte
 // views absorbed in order (the TypeScript layer turns strings into Buffers

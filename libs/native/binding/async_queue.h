@@ -45,8 +45,14 @@ struct AsyncQueue {
   bool closed = false;              // main thread only: JS cannot run
 };
 
-// updateAsync(ctx, data | [data, ...], callback), setAsyncLimit(n), asyncStats()
+// Called first by every pool task that hashes: once setPoolIdle() has been
+// called, moves the calling pool thread to SCHED_IDLE (once per thread).
+void ApplyPoolPolicy();
+
+// updateAsync(ctx, data | [data, ...], callback), setAsyncLimit(n), asyncStats(),
+// setPoolIdle()
 Napi::Value UpdateAsync(const Napi::CallbackInfo &info);
+Napi::Value SetPoolIdle(const Napi::CallbackInfo &info);
 Napi::Value SetAsyncLimit(const Napi::CallbackInfo &info);
 Napi::Value AsyncStats(const Napi::CallbackInfo &info);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "args.h"
+#include "async_queue.h"
 
 namespace hashq {
 
@@ -104,6 +105,7 @@ class UpdateFromFileWorker : public Napi::AsyncWorker {
   }
 
   void Execute() override {
+    ApplyPoolPolicy();
     uint8_t *buf = ThreadBuffer(bufSize_);
     if (!buf) {
       result_ = -ENOMEM;
@@ -187,6 +189,7 @@ class HashFilesWorker : public Napi::AsyncWorker {
   }
 
   void Execute() override {
+    ApplyPoolPolicy();
     size_t n = outlens_.size();
     uint8_t *buf = ThreadBuffer(bufSize_);
     // scratch contexts, 8-byte aligned

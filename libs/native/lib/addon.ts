@@ -41,6 +41,7 @@ export interface NativeAddon {
   /** at most n updateAsync() calls of this thread run on the pool at once */
   setAsyncLimit(n: number): void;
   asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };
+  setPoolIdle(): boolean;
   /** 0, or a negated errno when fd cannot be duplicated (done is then never called) */
   updateFromFile(
     ctxs: Uint8Array[],

@@ -58,6 +58,19 @@ export function asyncStats(): { limit: number; inFlight: number; tasks: number; 
   return native.asyncStats();
 }
 
+/**
+ * From now on, libuv pool threads that hash (updateAsync, hashAsync,
+ * updateFromFile, hashFiles) run at Linux's SCHED_IDLE: they take a core only
+ * when no other thread of the machine wants it, and any thread that wakes
+ * (a socket reader, a server on the same host, the event loop) takes it from
+ * them at once. For a process whose hashing is background work. One-way: an
+ * unprivileged thread cannot leave SCHED_IDLE. Returns false, and changes
+ * nothing, where the platform has no SCHED_IDLE.
+ */
+export function setPoolIdle(): boolean {
+  return native.setPoolIdle();
+}
+
 const PROBE_BYTES = 1024;
 /** Indexed by algorithm id (an array: no Map lookup on every async call). */
 const syncLimits: (number | undefined)[] = [];

@@ -3,7 +3,7 @@
  */
 export type { AlgorithmInfo, AlgorithmName } from './algorithms';
 export { algorithms, findAlgorithm, implementation } from './algorithms';
-export { ASYNC_MIN_BYTES, asyncStats, asyncThreshold } from './async';
+export { ASYNC_MIN_BYTES, asyncStats, asyncThreshold, setPoolIdle } from './async';
 export { Hash, HashStream, HashType, hashTypeAlgorithm, MutableHash } from './compat';
 export { cpucycles, cpucyclesSource, cpuFeatures } from './cpu';
 export {

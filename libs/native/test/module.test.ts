@@ -125,6 +125,38 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
   expect(node(['-e', code])).toBe('["a","b","c","uncaught boom"] true 0');
 });
 
+// The kernel is the oracle: field 41 of /proc/self/task/<tid>/stat is the
+// thread's scheduling policy (0 SCHED_OTHER, 5 SCHED_IDLE).
+(process.platform === 'linux' ? test : test.skip)(
+  'setPoolIdle: the pool threads that hash run at SCHED_IDLE from then on, the main thread is left',
+  () => {
+    const code = `const m = require('@hashq/native'); const fs = require('fs'); const crypto = require('crypto');
+      const policies = () => fs.readdirSync('/proc/self/task').map((tid) => {
+        const stat = fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
+        return [Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38])];
+      });
+      const idle = () => policies().filter(([, p]) => p === 5).map(([tid]) => tid);
+      const data = crypto.randomBytes(8 << 20);
+      (async () => {
+        const h1 = m.createHasher('sha256'); await h1.updateAsync(data);
+        const before = idle().length;
+        const applied = m.setPoolIdle();
+        const h2 = m.createHasher('sha256'); await h2.updateAsync(data);
+        const after = idle();
+        const mainPolicy = policies().find(([tid]) => tid === process.pid)[1];
+        const right = [h1, h2].every((h) => Buffer.from(h.digest()).toString('hex') === crypto.createHash('sha256').update(data).digest('hex'));
+        console.log(JSON.stringify({ before, applied, idle: after.length > 0, mainPolicy, right }));
+      })();`;
+    expect(JSON.parse(node(['-e', code]))).toEqual({
+      before: 0,
+      applied: true,
+      idle: true,
+      mainPolicy: 0,
+      right: true,
+    });
+  },
+);
+
 describe('HASHQ_ASYNC_THREADS', () => {
   const cpus = availableParallelism();
 
