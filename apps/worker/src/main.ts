@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 
 import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
-import { algorithms } from '@hashq/native';
+import { algorithms, setPoolIdle } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 
 import { WorkerModule } from './worker.module';
@@ -10,6 +10,9 @@ async function bootstrap(): Promise<void> {
   const config = loadConfig();
   const settings = config.worker;
   const log = createLogger('worker', config.logLevel);
+  // Hashing is background work: on a shared host it must not delay the threads that feed it (a
+  // source's server, the API, PostgreSQL). Before anything runs on the pool.
+  const hashThreadsIdle = settings.hashPriority === 'idle' && setPoolIdle();
   const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
   });
@@ -36,6 +39,7 @@ async function bootstrap(): Promise<void> {
       reconcileSeconds: config.reconcileSeconds,
       stateKeyIds: config.stateKeys.map((key) => key.id), // the first seals new checkpoints
       ...settings,
+      hashThreadsIdle,
       // the code path each algorithm dispatched to on this CPU (e.g. sha-ni, portable)
       implementations: Object.fromEntries(
         algorithms().map((algorithm) => [algorithm.name, algorithm.implementation]),

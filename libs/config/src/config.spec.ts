@@ -37,6 +37,7 @@ describe('loadConfig', () => {
         maxStalledCount: 10,
         shutdownTimeoutMs: 9_000,
         pgOutageMaxMs: 300_000,
+        hashPriority: 'idle',
       },
       remote: {
         connectTimeoutMs: 15_000,
@@ -99,6 +100,7 @@ describe('loadConfig', () => {
       WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_MAX_STALLED_COUNT: '0',
       WORKER_SHUTDOWN_TIMEOUT_MS: '500',
+      WORKER_HASH_PRIORITY: 'normal',
       PG_OUTAGE_MAX_SECONDS: '0',
       HTTP_CONNECT_TIMEOUT_MS: '100',
       HTTP_IDLE_TIMEOUT_MS: '600000',
@@ -171,6 +173,7 @@ describe('loadConfig', () => {
         maxStalledCount: 0,
         shutdownTimeoutMs: 500,
         pgOutageMaxMs: 0,
+        hashPriority: 'normal',
       },
       remote: {
         connectTimeoutMs: 100,
@@ -400,6 +403,11 @@ describe('loadConfig', () => {
       ['WORKER_SMALL_JOB_CONCURRENCY', '257'],
     ]) {
       expect(() => loadConfig({ [name]: bad })).toThrow(new RegExp(`${name} must be an integer`));
+    }
+    for (const bad of ['IDLE', 'low']) {
+      expect(() => loadConfig({ ...KEYS, WORKER_HASH_PRIORITY: bad })).toThrow(
+        /WORKER_HASH_PRIORITY must be idle or normal/,
+      );
     }
   });
 

@@ -151,6 +151,11 @@ export interface WorkerSettings {
    * PostgreSQL is away (capped exponential backoff, the hash states kept in memory); 0 = no retries.
    */
   pgOutageMaxMs: number;
+  /**
+   * WORKER_HASH_PRIORITY: `idle` (default) runs the pool threads that hash at Linux's SCHED_IDLE,
+   * so hashing yields at once to any other thread of the machine that wakes; `normal` leaves them.
+   */
+  hashPriority: 'idle' | 'normal';
 }
 
 /** Settings of the remote sources (HTTP and S3). */
@@ -245,6 +250,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     WORKER_STALLED_INTERVAL_MS: '30000',
     WORKER_MAX_STALLED_COUNT: '10',
     WORKER_SHUTDOWN_TIMEOUT_MS: '9000',
+    WORKER_HASH_PRIORITY: 'idle',
     PG_OUTAGE_MAX_SECONDS: '300',
     HTTP_CONNECT_TIMEOUT_MS: '15000',
     HTTP_IDLE_TIMEOUT_MS: '30000',
@@ -309,6 +315,7 @@ export type EnvName =
   | 'WORKER_STALLED_INTERVAL_MS'
   | 'WORKER_MAX_STALLED_COUNT'
   | 'WORKER_SHUTDOWN_TIMEOUT_MS'
+  | 'WORKER_HASH_PRIORITY'
   | 'PG_OUTAGE_MAX_SECONDS'
   | 'HTTP_CONNECT_TIMEOUT_MS'
   | 'HTTP_IDLE_TIMEOUT_MS'
@@ -406,6 +413,11 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
 
+  const hashPriority = raw('WORKER_HASH_PRIORITY') as WorkerSettings['hashPriority'];
+  if (hashPriority !== 'idle' && hashPriority !== 'normal') {
+    problems.push(`WORKER_HASH_PRIORITY must be idle or normal, got "${hashPriority}"`);
+  }
+
   const host = raw('HOST');
   if (host !== '' && host !== 'localhost' && isIP(host.replace(/^\[(.*)\]$/, '$1')) === 0) {
     problems.push(`HOST must be an IP address or localhost, got "${host}"`);
@@ -457,6 +469,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
       maxStalledCount: int('WORKER_MAX_STALLED_COUNT', 0, 1_000),
       shutdownTimeoutMs: int('WORKER_SHUTDOWN_TIMEOUT_MS', 100, 60_000),
       pgOutageMaxMs: int('PG_OUTAGE_MAX_SECONDS', 0, 86_400) * 1000,
+      hashPriority,
     },
     remote: {
       connectTimeoutMs: int('HTTP_CONNECT_TIMEOUT_MS', 100, 600_000),
