@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
-import { fileDigest, WorkerTestEnv } from './helpers/worker-process';
+import { fileDigest, hasFinished, WorkerTestEnv } from './helpers/worker-process';
 
 const SCHED_IDLE = 5;
 
@@ -35,11 +35,7 @@ function policies(pid: number): Map<number, number> {
       const path = await env.createFile(`priority-${String(idle)}.bin`, 24);
       const worker = env.startWorker(settings);
       const id = await env.submit(path, ['sha256', 'sha512']);
-      const done = await env.waitForJob(
-        id,
-        (job) => job.status === 'succeeded' || job.status === 'failed',
-        worker,
-      );
+      const done = await env.waitForJob(id, hasFinished, worker);
       expect(done.status).toBe('succeeded');
       expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
       expect(done.digests?.sha512.hex).toBe(await fileDigest('sha512', path));

@@ -7,7 +7,13 @@
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 
-import { fileDigest, isCheckpoint, MiB, WorkerTestEnv } from './helpers/worker-process';
+import {
+  fileDigest,
+  hasFinished,
+  isCheckpoint,
+  MiB,
+  WorkerTestEnv,
+} from './helpers/worker-process';
 
 /** A port nothing listens on right now (the kernel picks it). */
 function freePort(): Promise<number> {
@@ -72,11 +78,7 @@ describe('worker metrics endpoint (real process)', () => {
     expect(sample(before.body, 'hashq_checkpoint_duration_seconds_count')).toBe(0);
 
     const id = await env.submit(path, ['sha256']);
-    const done = await env.waitForJob(
-      id,
-      (job) => job.status === 'succeeded' || job.status === 'failed',
-      worker,
-    );
+    const done = await env.waitForJob(id, hasFinished, worker);
     expect(done.status).toBe('succeeded');
     expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
 

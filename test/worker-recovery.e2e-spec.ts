@@ -11,7 +11,13 @@ import { DataSource } from 'typeorm';
 
 import { CheckpointStore } from '../apps/worker/src/checkpoint-store';
 import { LeaseLostError } from '../apps/worker/src/job-errors';
-import { fileDigest, MiB, type TableLock, WorkerTestEnv } from './helpers/worker-process';
+import {
+  fileDigest,
+  hasFinished,
+  MiB,
+  type TableLock,
+  WorkerTestEnv,
+} from './helpers/worker-process';
 
 const settings = {
   CHUNK_BYTES: String(8 * MiB),
@@ -60,11 +66,7 @@ describe('worker recovery (real processes)', () => {
       (line) => line.jobId === id && line.msg === 'resuming from checkpoint',
     );
     expect(resumed.offset).toBe(offset);
-    const done = await env.waitForJob(
-      id,
-      (job) => job.status === 'succeeded' || job.status === 'failed',
-      second,
-    );
+    const done = await env.waitForJob(id, hasFinished, second);
     await second.stop();
 
     expect(done.status).toBe('succeeded');
@@ -256,11 +258,7 @@ describe('worker recovery (real processes)', () => {
     } finally {
       await jobs.release(); // its transaction, and the lock, end with it
     }
-    const done = await env.waitForJob(
-      id,
-      (job) => job.status === 'succeeded' || job.status === 'failed',
-      worker,
-    );
+    const done = await env.waitForJob(id, hasFinished, worker);
     await worker.stop();
 
     expect(done.status).toBe('succeeded');

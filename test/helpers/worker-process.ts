@@ -433,6 +433,10 @@ export async function fileDigest(algorithm: string, path: string): Promise<strin
   return hash.digest('hex');
 }
 
+/** A job that has ended either way (a waitForJob predicate). */
+export const hasFinished = (job: JobRow): boolean =>
+  job.status === 'succeeded' || job.status === 'failed';
+
 export const isCheckpoint =
   (minOffset = 0) =>
   (line: LogLine) =>
