@@ -21,7 +21,7 @@ async function bootstrap(): Promise<void> {
   const settings = config.worker;
   const log = createLogger('worker', config.logLevel);
   // Hashing is background work: on a shared host it must not delay the threads that feed it (a
-  // source's server, the API, PostgreSQL). Before anything runs on the pool.
+  // source's server, the API, PostgreSQL). Each pool thread moves when it next hashes.
   const hashThreadsIdle = settings.hashPriority === 'idle' && setPoolIdle();
   const app = await NestFactory.createApplicationContext(WorkerModule.register(log), {
     logger: new PinoNestLogger(log),
