@@ -69,10 +69,12 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
    * `count` files, each submitted as a sha256 job, all at once; again (a new set each time, at
    * most 5 times) until one group has `minGroup` jobs or more: how the API's answers fall into
    * event-loop turns decides the groups' sizes, and a busy machine can split 12 jobs finely.
+   * Returns the groups waiting after the last round (nothing takes them before a worker starts).
    */
   async function submitSha256Files(prefix: string, count: number, minGroup: number) {
     const files: { path: string; data: Buffer }[] = [];
     const jobs: JobBody[] = [];
+    let groups: string[][] = [];
     for (let round = 0; round < 5; round++) {
       const more = await writeFiles(`${prefix}-${round}`, count);
       files.push(...more);
@@ -81,10 +83,10 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
           more.map(({ path }) => ({ source: { type: 'file', path }, algorithms: ['sha256'] })),
         )),
       );
-      const { groups } = await dispatched();
+      ({ groups } = await dispatched());
       if (groups.some((ids) => ids.length >= minGroup)) break;
     }
-    return { files, jobs };
+    return { files, jobs, groups };
   }
 
   /** The job succeeded with Node's sha256 of `data`. */
@@ -191,8 +193,8 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('lets a cancel or a lease that comes between its read and its write win', async () => {
-    const { files, jobs } = await submitSha256Files('race', 12, 3);
-    const group = (await dispatched()).groups.find((ids) => ids.length >= 3);
+    const { files, jobs, groups } = await submitSha256Files('race', 12, 3);
+    const group = groups.find((ids) => ids.length >= 3);
     expect(group).toBeDefined();
     const [canceled, leased] = group!;
     // Writes to jobs wait; reads go on: the worker reads the group, hashes it, and its one
@@ -237,8 +239,8 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('survives a worker killed while its group is being written', async () => {
-    const { files, jobs } = await submitSha256Files('killed', 10, 2);
-    const grouped = new Set((await dispatched()).groups.flat());
+    const { files, jobs, groups } = await submitSha256Files('killed', 10, 2);
+    const grouped = new Set(groups.flat());
     expect(grouped.size).toBeGreaterThan(0);
     const lock = await env.lockTable('jobs');
     const first = env.startWorker();
@@ -265,8 +267,7 @@ describe('job groups: small file jobs dispatched and hashed together', () => {
   });
 
   it('puts the jobs of a group Redis lost back one by one, and they succeed', async () => {
-    const { files, jobs } = await submitSha256Files('lost', 12, 2);
-    const { groups } = await dispatched();
+    const { files, jobs, groups } = await submitSha256Files('lost', 12, 2);
     expect(groups.length).toBeGreaterThan(0);
     const lost = groups.flat();
     for (const job of await env.queue.getJobs(['wait', 'prioritized']))
