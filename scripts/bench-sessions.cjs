@@ -12,7 +12,8 @@
 //     sink; the API and its PostgreSQL backends), from /proc, a cost the load does not change;
 //   - BENCH_SESSIONS (1,000) concurrent sessions of 64 KiB in 4 PATCHes each (sha256):
 //     sessions/s, the CPU per session of the API, its PostgreSQL backends and this client, PATCH
-//     latency p50/p99/max.
+//     latency p50/p99/max; after BENCH_SESSIONS_WARM_UP untimed rounds of the same (the JIT
+//     compiling the small requests' path beside a timed round made it a measure of a cold API).
 // The API's event-loop delay (p50, p99, max) is measured in the API process itself
 // (scripts/bench-sessions/loop-lag.cjs, preloaded): raw (monitorEventLoopDelay), and "own", net of
 // the time its main thread waited for a CPU (Linux schedstat) - what the API's work caused. "own"
@@ -28,6 +29,7 @@
 //   BENCH_REPEAT    rounds of the single-client cases (default 3)
 //   BENCH_SEGMENT_PATCHES  PATCHes in a row to one side before switching (default 1)
 //   BENCH_SESSIONS  concurrent small sessions (default 1000)
+//   BENCH_SESSIONS_WARM_UP  untimed rounds of them before the timed one (default 1)
 //   BENCH_CASES     which parts run: "upload,sessions" (default both); "upload-sha256" or
 //                   "upload-multi" for one of the two uploads
 //   BENCH_API_NODE_ARGS  node options for the API, after the project's own (API_NODE_ARGS), e.g.
@@ -57,6 +59,7 @@ const MiB = 1024 ** 2;
 const BYTES = Number(process.env.BENCH_BYTES ?? 1024 * MiB);
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
+const SESSIONS_WARM_UP = Number(process.env.BENCH_SESSIONS_WARM_UP ?? 1);
 const SEGMENT_PATCHES = Number(process.env.BENCH_SEGMENT_PATCHES ?? 1);
 const CASES = (process.env.BENCH_CASES ?? 'upload,sessions').split(',');
 const PATCH_BYTES = 8 * MiB;
@@ -418,6 +421,8 @@ async function main() {
     if (CASES.includes('sessions')) {
       process.stderr.write(`[bench] ${SESSIONS} concurrent sessions, load ${load()}\n`);
       const manyAgent = new http.Agent({ keepAlive: true, maxSockets: SESSIONS });
+      // Untimed: JIT warm-up of the small requests' path, the connections.
+      for (let round = 0; round < SESSIONS_WARM_UP; round++) await smallSessions(manyAgent, apiUrl);
       // CPU of the API, its PostgreSQL backends (those the pool opens meanwhile count whole) and
       // this client while the sessions run
       const before = new Map((await serverPids()).map((pid) => [pid, cpuSeconds([pid])]));
@@ -433,7 +438,7 @@ async function main() {
       manyAgent.destroy();
       console.log(
         `\n${SESSIONS} concurrent sessions, ${SMALL_BYTES / 1024} KiB each in ${SMALL_PATCHES} PATCHes ` +
-          `(sha256; POST + PATCHes per session, all sessions at once), load ${load()}`,
+          `(sha256; POST + PATCHes per session, all sessions at once; after ${SESSIONS_WARM_UP} untimed round(s)), load ${load()}`,
       );
       printTable(
         [
