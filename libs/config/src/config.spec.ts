@@ -96,6 +96,9 @@ describe('loadConfig', () => {
       API_KEEP_ALIVE_TIMEOUT_MS: '700',
       API_JSON_MAX_BYTES: '2048',
       BATCH_MANIFEST_MAX_BYTES: '1048576',
+      WEBHOOK_RETRY_SECONDS: ' 1, 0,604800',
+      WEBHOOK_TIMEOUT_MS: '100',
+      WEBHOOK_POLL_MS: '3600000',
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_MAX_STALLED_COUNT: '0',
@@ -167,6 +170,7 @@ describe('loadConfig', () => {
         jsonMaxBytes: 2048,
       },
       batchManifestMaxBytes: 1048576,
+      webhooks: { retrySeconds: [1, 0, 604800], timeoutMs: 100, pollMs: 3_600_000 },
       worker: {
         lockDurationMs: 2000,
         stalledIntervalMs: 1000,
@@ -387,6 +391,28 @@ describe('loadConfig', () => {
       digestSessionCleanupSeconds: 60,
       digestSessionMaxBytes: 2 ** 40,
     });
+  });
+
+  it('reads webhook settings, and refuses them out of range', () => {
+    expect(loadConfig(KEYS).webhooks).toEqual({
+      retrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+      timeoutMs: 10_000,
+      pollMs: 1000,
+    });
+    expect(loadConfig({ ...KEYS, WEBHOOK_RETRY_SECONDS: 'none' }).webhooks.retrySeconds).toEqual(
+      [],
+    );
+    for (const [name, bad] of [
+      ['WEBHOOK_RETRY_SECONDS', '5,,30'],
+      ['WEBHOOK_RETRY_SECONDS', '1.5'],
+      ['WEBHOOK_RETRY_SECONDS', '604801'],
+      ['WEBHOOK_RETRY_SECONDS', '-1'],
+      ['WEBHOOK_RETRY_SECONDS', Array(21).fill('1').join(',')],
+      ['WEBHOOK_TIMEOUT_MS', '99'],
+      ['WEBHOOK_POLL_MS', '9'],
+    ]) {
+      expect(() => loadConfig({ ...KEYS, [name]: bad })).toThrow(new RegExp(name));
+    }
   });
 
   it('refuses worker settings out of range', () => {

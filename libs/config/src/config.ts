@@ -64,6 +64,8 @@ export interface HashqConfig {
   http: HttpServerSettings;
   /** API: BATCH_MANIFEST_MAX_BYTES, the largest JSON body of the batch routes (inline manifests). */
   batchManifestMaxBytes: number;
+  /** API: how webhook deliveries are sent and retried (README "Webhooks"). */
+  webhooks: WebhookSettings;
   /** Worker only: BullMQ's stall detection, the shutdown deadline and PostgreSQL outages. */
   worker: WorkerSettings;
   /** Worker only: the HTTP and S3 sources (@hashq/sources adds the SSRF guard of allowHosts). */
@@ -158,6 +160,19 @@ export interface WorkerSettings {
   hashPriority: 'idle' | 'normal';
 }
 
+/** API: webhook deliveries. */
+export interface WebhookSettings {
+  /**
+   * WEBHOOK_RETRY_SECONDS: the waits before the second, third, ... attempt of a delivery
+   * (comma-separated seconds); a delivery still refused after the last is marked failed.
+   */
+  retrySeconds: number[];
+  /** WEBHOOK_TIMEOUT_MS: one attempt, from connecting to the end of the answer's headers. */
+  timeoutMs: number;
+  /** WEBHOOK_POLL_MS: how often an API instance looks for deliveries that are due. */
+  pollMs: number;
+}
+
 /** Settings of the remote sources (HTTP and S3). */
 export interface RemoteSettings {
   /** HTTP_CONNECT_TIMEOUT_MS: until the response headers arrive. */
@@ -246,6 +261,10 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     API_KEEP_ALIVE_TIMEOUT_MS: '5000',
     API_JSON_MAX_BYTES: String(64 * 1024),
     BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
+    // the Standard Webhooks schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
+    WEBHOOK_RETRY_SECONDS: '5,300,1800,7200,18000,36000,36000',
+    WEBHOOK_TIMEOUT_MS: '10000',
+    WEBHOOK_POLL_MS: '1000',
     WORKER_LOCK_DURATION_MS: '60000',
     WORKER_STALLED_INTERVAL_MS: '30000',
     WORKER_MAX_STALLED_COUNT: '10',
@@ -311,6 +330,9 @@ export type EnvName =
   | 'API_KEEP_ALIVE_TIMEOUT_MS'
   | 'API_JSON_MAX_BYTES'
   | 'BATCH_MANIFEST_MAX_BYTES'
+  | 'WEBHOOK_RETRY_SECONDS'
+  | 'WEBHOOK_TIMEOUT_MS'
+  | 'WEBHOOK_POLL_MS'
   | 'WORKER_LOCK_DURATION_MS'
   | 'WORKER_STALLED_INTERVAL_MS'
   | 'WORKER_MAX_STALLED_COUNT'
@@ -463,6 +485,11 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
       jsonMaxBytes: int('API_JSON_MAX_BYTES', 1024, 1024 ** 3),
     },
     batchManifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 ** 3),
+    webhooks: {
+      retrySeconds: parseRetrySeconds(raw('WEBHOOK_RETRY_SECONDS'), problems),
+      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 100, 600_000),
+      pollMs: int('WEBHOOK_POLL_MS', 10, 3_600_000),
+    },
     worker: {
       lockDurationMs: int('WORKER_LOCK_DURATION_MS', 1_000, 3_600_000),
       stalledIntervalMs: int('WORKER_STALLED_INTERVAL_MS', 500, 3_600_000),
@@ -494,6 +521,20 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** WEBHOOK_RETRY_SECONDS: up to 20 whole numbers of seconds (0 to 7 days), comma-separated; "none": no retries. */
+function parseRetrySeconds(text: string, problems: string[]): number[] {
+  if (text === 'none') return [];
+  const entries = text.split(',').map((item) => item.trim());
+  const valid = entries.every((entry) => /^\d{1,6}$/.test(entry) && Number(entry) <= 7 * 86_400);
+  if (!valid || entries.length > 20) {
+    problems.push(
+      `WEBHOOK_RETRY_SECONDS must be "none" or up to 20 comma-separated whole seconds (at most 604800 each), got "${text}"`,
+    );
+    return [];
+  }
+  return entries.map(Number);
 }
 
 /** HASHQ_RATE_LIMIT_TENANTS: comma-separated `tenant:limit` entries, each tenant once. */
