@@ -20,6 +20,8 @@ import { createTestEnv, createTestKey, type TestEnv } from './helpers/env';
 import { TUS } from './helpers/tus';
 
 const OTHER = 'other';
+/** Never called: the deliverer does not run in this test (WEBHOOK_POLL_MS of an hour). */
+const HOOK_URL = 'https://hooks.example.com/hashq';
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const CASES = [
   'no key',
@@ -105,6 +107,17 @@ describe('authorization matrix: every route × every kind of caller', () => {
     const res = await http().post('/v1/benchmarks').set(auth).send({ quick: true }).expect(202);
     return res.body.id as string;
   };
+  /** A webhook endpoint of the default tenant (the only one: at most 16 are allowed). */
+  const newWebhook = async (): Promise<string> => {
+    await db.query(`DELETE FROM webhook_endpoints WHERE tenant_id = 'default'`);
+    const res = await http()
+      .post('/v1/webhooks')
+      .set(admin())
+      .send({ url: HOOK_URL, events: ['job.completed'] })
+      .expect(201);
+    return res.body.id as string;
+  };
+  const missingWebhook = (suffix = '') => ({ path: `/v1/webhooks/${randomUUID()}${suffix}` });
   const newKey = async (tenantId = 'default'): Promise<string> =>
     (await createTestKey(env, { tenantId, scopes: ['jobs:read'] })).id;
 
@@ -119,7 +132,8 @@ describe('authorization matrix: every route × every kind of caller', () => {
         (SELECT coalesce(sum(upload_offset), 0) FROM digest_sessions) AS offsets,
         (SELECT count(*) FROM api_keys) AS keys,
         (SELECT count(*) FROM api_keys WHERE revoked_at IS NOT NULL) AS revoked,
-        (SELECT count(*) FROM tenants) AS tenants`)
+        (SELECT count(*) FROM tenants) AS tenants,
+        (SELECT count(*) FROM webhook_endpoints) AS webhooks`)
     ).rows[0] as Record<string, string>;
 
   const missingJob = (suffix = '') => ({ path: `/v1/jobs/${randomUUID()}${suffix}` });
@@ -420,6 +434,56 @@ describe('authorization matrix: every route × every kind of caller', () => {
         missing: () => ({ path: `/v1/keys/${randomBytes(8).toString('hex')}` }),
       },
     },
+    'POST /v1/webhooks': {
+      scope: 'admin',
+      call: async () => ({
+        path: '/v1/webhooks',
+        body: { url: HOOK_URL, events: ['job.completed'] },
+      }),
+      ok: 201,
+      other: {
+        kind: 'own',
+        check: async (res) => {
+          expect(res.status).toBe(201);
+          await http().get(`/v1/webhooks/${res.body.id}`).set(admin()).expect(404);
+        },
+      },
+    },
+    'GET /v1/webhooks': {
+      scope: 'admin',
+      call: async () => ({ path: '/v1/webhooks' }),
+      ok: 200,
+      other: {
+        kind: 'own',
+        check: async (res) => {
+          expect(res.status).toBe(200);
+          const ids = (res.body.items as { id: string }[]).map((item) => item.id);
+          const owners = await db.query(
+            `SELECT DISTINCT tenant_id FROM webhook_endpoints WHERE id = ANY($1)`,
+            [ids],
+          );
+          expect(owners.rows).toEqual(ids.length === 0 ? [] : [{ tenant_id: OTHER }]);
+        },
+      },
+    },
+    'GET /v1/webhooks/:id': {
+      scope: 'admin',
+      call: async () => ({ path: `/v1/webhooks/${await newWebhook()}` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingWebhook() },
+    },
+    'GET /v1/webhooks/:id/deliveries': {
+      scope: 'admin',
+      call: async () => ({ path: `/v1/webhooks/${await newWebhook()}/deliveries` }),
+      ok: 200,
+      other: { kind: 'missing', missing: () => missingWebhook('/deliveries') },
+    },
+    'DELETE /v1/webhooks/:id': {
+      scope: 'admin',
+      call: async () => ({ path: `/v1/webhooks/${await newWebhook()}` }),
+      ok: 204,
+      other: { kind: 'missing', missing: () => missingWebhook() },
+    },
     'POST /v1/tenants': {
       scope: 'admin',
       call: async () => ({
@@ -465,7 +529,11 @@ describe('authorization matrix: every route × every kind of caller', () => {
   let registered: string[];
 
   beforeAll(async () => {
-    env = await createTestEnv({ BENCHMARK_MAX_ACTIVE: '10000', BATCH_MAX_ACTIVE: '10000' });
+    env = await createTestEnv({
+      BENCHMARK_MAX_ACTIVE: '10000',
+      BATCH_MAX_ACTIVE: '10000',
+      WEBHOOK_POLL_MS: '3600000',
+    });
     app = await createApiApp(env, { attachKey: false });
     db = new Client({ connectionString: env.databaseUrl });
     await db.connect();

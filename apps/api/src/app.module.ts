@@ -12,6 +12,7 @@ import { HealthModule } from './health/health.module';
 import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { ThrottleModule } from './throttle/throttle.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** The REST API: configuration, PostgreSQL, the BullMQ producer, and one module per feature. */
 @Module({})
@@ -32,6 +33,7 @@ export class AppModule {
         DigestSessionsModule,
         ThrottleModule,
         BatchesModule,
+        WebhooksModule,
       ],
     };
   }

@@ -196,3 +196,8 @@ export function sessionStateBinding(
 ): StateBinding {
   return { purpose: 'session', ownerId: sessionId, algorithm, offset, fence: offset };
 }
+
+/** The binding of a webhook endpoint's signing secret: the endpoint, and nothing that changes. */
+export function webhookSecretBinding(endpointId: string): StateBinding {
+  return { purpose: 'webhook', ownerId: endpointId, algorithm: 'secret', offset: 0, fence: 0 };
+}

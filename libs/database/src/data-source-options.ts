@@ -13,6 +13,7 @@ import { CreateApiKeys1796600000000 } from '../../../migrations/1796600000000-Cr
 import { TenantLimits1796700000000 } from '../../../migrations/1796700000000-TenantLimits';
 import { CreateBatches1796800000000 } from '../../../migrations/1796800000000-CreateBatches';
 import { OneJobEndTrigger1796900000000 } from '../../../migrations/1796900000000-OneJobEndTrigger';
+import { CreateWebhooks1797000000000 } from '../../../migrations/1797000000000-CreateWebhooks';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
@@ -37,6 +38,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     TenantLimits1796700000000,
     CreateBatches1796800000000,
     OneJobEndTrigger1796900000000,
+    CreateWebhooks1797000000000,
   ];
 }
 

@@ -29,5 +29,6 @@ import { BatchesService } from './batches.service';
     TenantPolicy,
     BatchTenantPolicy,
   ],
+  exports: [BatchesService],
 })
 export class BatchesModule {}

@@ -25,6 +25,7 @@ import { tusResumable } from './tus-resumable.middleware';
       useFactory: (config: HashqConfig) => new StateSealer(config.stateKeys),
     },
   ],
+  exports: [DigestSessionsRepository],
 })
 export class DigestSessionsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -23,5 +23,6 @@ import { TenantPolicy } from './tenant-policy';
   ],
   controllers: [JobsController],
   providers: [JobsService, JobRequestValidator, JobSourceResolver, TenantPolicy],
+  exports: [JobsService],
 })
 export class JobsModule {}

@@ -1,0 +1,166 @@
+import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
+import { SealedStateError, StateSealer, webhookSecretBinding } from '@hashq/crypto';
+import { PeriodicTask } from '@hashq/jobs';
+import { NetGuard } from '@hashq/sources';
+import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import type { Logger } from 'pino';
+
+import { BatchesService } from '../batches/batches.service';
+import { ApiError } from '../common/api-error';
+import { toSessionResponse } from '../digest-sessions/digest-session.response';
+import { DigestSessionsRepository } from '../digest-sessions/digest-sessions.repository';
+import { JobsService } from '../jobs/jobs.service';
+import { postWebhook } from './webhook-sender';
+import { signWebhook } from './webhook-signature';
+import { type ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
+
+/** Deliveries one instance sends at once. */
+const BATCH = 16;
+/** Ended deliveries are kept this many days (GET …/deliveries shows them), then deleted. */
+export const DELIVERY_RETENTION_DAYS = 7;
+const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * Sends the webhook deliveries the webhook_event trigger queued, every WEBHOOK_POLL_MS, on every
+ * API instance (a delivery is claimed by one; SKIP LOCKED). At least once: a delivery whose sender
+ * died is sent again when its claim runs out. The body is made at the first attempt from the
+ * resource as GET shows it (`data`), kept, and sent unchanged by every retry, each signed anew
+ * (Standard Webhooks: `webhook-id` stays, `webhook-timestamp` is the time of sending).
+ */
+@Injectable()
+export class WebhookDeliverer extends PeriodicTask {
+  private readonly guard: NetGuard;
+  private busy = false;
+  private prunedAt = 0;
+
+  constructor(
+    private readonly deliveries: WebhooksRepository,
+    private readonly sealer: StateSealer,
+    private readonly jobs: JobsService,
+    private readonly batches: BatchesService,
+    private readonly sessions: DigestSessionsRepository,
+    @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
+    @Inject(HASHQ_LOGGER) logger: Logger,
+  ) {
+    super(logger);
+    this.guard = new NetGuard(config.allowHosts);
+  }
+
+  protected periodMs(): number {
+    return this.config.webhooks.pollMs;
+  }
+
+  protected failure(): { message: string } {
+    return { message: 'webhook delivery round failed; retried at the next round' };
+  }
+
+  /** Due deliveries, BATCH at a time, until none is due; a round still running skips the next. */
+  protected async run(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+        this.prunedAt = Date.now();
+        await this.deliveries.prune(DELIVERY_RETENTION_DAYS, 1000);
+      }
+      const claimSeconds = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 30;
+      for (;;) {
+        const due = await this.deliveries.claimDue(BATCH, claimSeconds);
+        await Promise.all(due.map((delivery) => this.attempt(delivery)));
+        if (due.length < BATCH) return;
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    let secret: string;
+    try {
+      secret = this.sealer
+        .open(delivery.secret, webhookSecretBinding(delivery.endpointId))
+        .toString('latin1');
+    } catch (err) {
+      if (!(err instanceof SealedStateError)) throw err;
+      return this.failed(
+        delivery,
+        {
+          httpStatus: null,
+          error: `STATE_INVALID: the endpoint's secret does not open: ${err.message}`,
+        },
+        null,
+      );
+    }
+    let body = delivery.payload;
+    if (body === null) {
+      const data = await this.render(delivery);
+      if (data === null) {
+        return this.failed(
+          delivery,
+          {
+            httpStatus: null,
+            error: `the ${delivery.type.split('.')[0]} ${delivery.resourceId} no longer exists`,
+          },
+          null,
+        );
+      }
+      body = JSON.stringify({
+        type: delivery.type,
+        timestamp: delivery.createdAt.toISOString(),
+        data,
+      });
+      await this.deliveries.savePayload(delivery.id, body);
+    }
+    const headers = signWebhook(secret, `msg_${delivery.id}`, Math.floor(Date.now() / 1000), body);
+    const outcome = await postWebhook(delivery.url, headers, body, {
+      guard: this.guard,
+      timeoutMs: this.config.webhooks.timeoutMs,
+    });
+    if (outcome.ok) return this.deliveries.delivered(delivery.id, outcome.httpStatus as number);
+    const waits = this.config.webhooks.retrySeconds;
+    await this.failed(
+      delivery,
+      { httpStatus: outcome.httpStatus, error: outcome.error as string },
+      delivery.attempts <= waits.length ? waits[delivery.attempts - 1] : null,
+    );
+  }
+
+  private async failed(
+    delivery: ClaimedDelivery,
+    outcome: { httpStatus: number | null; error: string },
+    retryInSeconds: number | null,
+  ): Promise<void> {
+    await this.deliveries.attemptFailed(delivery.id, outcome, retryInSeconds);
+    if (retryInSeconds === null) {
+      this.logger.warn(
+        {
+          delivery: delivery.id,
+          endpoint: delivery.endpointId,
+          attempts: delivery.attempts,
+          error: outcome.error,
+        },
+        'webhook delivery failed for good',
+      );
+    }
+  }
+
+  /** The resource as its GET answers it, or null when it is gone. */
+  private async render(delivery: ClaimedDelivery): Promise<object | null> {
+    const { tenantId, resourceId } = delivery;
+    try {
+      switch (delivery.type) {
+        case 'job.completed':
+          return await this.jobs.get(tenantId, resourceId);
+        case 'batch.completed':
+          return await this.batches.get(resourceId, tenantId);
+        case 'session.completed': {
+          const session = await this.sessions.findById(resourceId, tenantId);
+          return session ? toSessionResponse(session) : null;
+        }
+      }
+    } catch (err) {
+      if (err instanceof ApiError && err.getStatus() === HttpStatus.NOT_FOUND) return null;
+      throw err;
+    }
+  }
+}

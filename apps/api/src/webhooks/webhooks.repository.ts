@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+
+import type { RowsSql } from '@hashq/database';
+
+/** The events an endpoint may ask for (migrations/1797000000000-CreateWebhooks.ts queues them). */
+export const WEBHOOK_EVENTS = ['job.completed', 'batch.completed', 'session.completed'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+export interface WebhookEndpoint {
+  id: string;
+  tenantId: string;
+  url: string;
+  events: WebhookEvent[];
+  createdAt: Date;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  endpointId: string;
+  type: WebhookEvent;
+  resourceId: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: Date;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+}
+
+/** A delivery taken for an attempt, with what sending it needs. */
+export interface ClaimedDelivery extends WebhookDelivery {
+  tenantId: string;
+  url: string;
+  /** Sealed (bound to the endpoint id). */
+  secret: Buffer;
+  /** The body of the first attempt, sent again unchanged by every later one. */
+  payload: string | null;
+}
+
+interface EndpointRow {
+  id: string;
+  tenant_id: string;
+  url: string;
+  events: WebhookEvent[];
+  created_at: Date;
+}
+
+interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  type: WebhookEvent;
+  resource_id: string;
+  status: WebhookDelivery['status'];
+  attempts: number;
+  next_attempt_at: Date;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Date;
+  delivered_at: Date | null;
+}
+
+const ENDPOINT_COLUMNS = 'id, tenant_id, url, events, created_at';
+const DELIVERY_COLUMNS =
+  'id, endpoint_id, type, resource_id, status, attempts, next_attempt_at, last_status, last_error, created_at, delivered_at';
+
+const toEndpoint = (row: EndpointRow): WebhookEndpoint => ({
+  id: row.id,
+  tenantId: row.tenant_id,
+  url: row.url,
+  events: row.events,
+  createdAt: row.created_at,
+});
+
+const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
+  id: row.id,
+  endpointId: row.endpoint_id,
+  type: row.type,
+  resourceId: row.resource_id,
+  status: row.status,
+  attempts: row.attempts,
+  nextAttemptAt: row.next_attempt_at,
+  lastStatus: row.last_status,
+  lastError: row.last_error,
+  createdAt: row.created_at,
+  deliveredAt: row.delivered_at,
+});
+
+/**
+ * Every statement on webhook_endpoints and webhook_deliveries; the only other writer is the
+ * webhook_event trigger, which queues the deliveries of an ended job, batch or session.
+ */
+export class WebhooksRepository {
+  constructor(private readonly sql: RowsSql) {}
+
+  /** A new endpoint; `seal` turns its id into the sealed secret (the seal is bound to the id). */
+  async create(
+    endpoint: { tenantId: string; url: string; events: readonly WebhookEvent[] },
+    seal: (id: string) => Buffer,
+  ): Promise<WebhookEndpoint> {
+    const id = randomUUID();
+    const [row] = await this.sql.rows<EndpointRow>(
+      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)
+       RETURNING ${ENDPOINT_COLUMNS}`,
+      [id, endpoint.tenantId, endpoint.url, endpoint.events, seal(id)],
+    );
+    return toEndpoint(row);
+  }
+
+  async list(tenantId: string): Promise<WebhookEndpoint[]> {
+    const rows = await this.sql.rows<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_id = $1 ORDER BY created_at, id`,
+      [tenantId],
+    );
+    return rows.map(toEndpoint);
+  }
+
+  async find(tenantId: string, id: string): Promise<WebhookEndpoint | null> {
+    const [row] = await this.sql.rows<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2`,
+      [id, tenantId],
+    );
+    return row ? toEndpoint(row) : null;
+  }
+
+  /** Deletes the endpoint and its deliveries (pending ones are not sent); false if none was deleted. */
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    const rows = await this.sql.rows<{ id: string }>(
+      `DELETE FROM webhook_endpoints WHERE id = $1 AND tenant_id = $2 RETURNING id`,
+      [id, tenantId],
+    );
+    return rows.length > 0;
+  }
+
+  /** The endpoint's latest deliveries, newest first. */
+  async deliveries(endpointId: string, limit: number): Promise<WebhookDelivery[]> {
+    const rows = await this.sql.rows<DeliveryRow>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE endpoint_id = $1
+        ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [endpointId, limit],
+    );
+    return rows.map(toDelivery);
+  }
+
+  /**
+   * Takes up to `limit` due deliveries for one attempt each: the attempt is counted and the next
+   * one put `leaseSeconds` ahead, so a delivery whose sender dies is tried again then, and another
+   * instance polling meanwhile skips it (SKIP LOCKED, then the moved time).
+   */
+  async claimDue(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+    const rows = await this.sql.rows<
+      DeliveryRow & { tenant_id: string; url: string; secret: Buffer; payload: string | null }
+    >(
+      `WITH due AS (
+         SELECT id FROM webhook_deliveries
+          WHERE status = 'pending' AND next_attempt_at <= now()
+          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+       UPDATE webhook_deliveries d
+          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2)
+         FROM due, webhook_endpoints e
+        WHERE d.id = due.id AND e.id = d.endpoint_id
+       RETURNING d.id, d.endpoint_id, d.type, d.resource_id, d.status, d.attempts, d.next_attempt_at,
+                 d.last_status, d.last_error, d.created_at, d.delivered_at, d.payload,
+                 e.tenant_id, e.url, e.secret`,
+      [limit, leaseSeconds],
+    );
+    return rows.map((row) => ({
+      ...toDelivery(row),
+      tenantId: row.tenant_id,
+      url: row.url,
+      secret: row.secret,
+      payload: row.payload,
+    }));
+  }
+
+  /** Deletes up to `limit` deliveries that ended (delivered or failed) more than `days` ago; how many. */
+  async prune(days: number, limit: number): Promise<number> {
+    const rows = await this.sql.rows<{ id: string }>(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries
+          WHERE status <> 'pending' AND created_at < now() - make_interval(days => $1)
+          ORDER BY created_at LIMIT $2)
+       RETURNING id`,
+      [days, limit],
+    );
+    return rows.length;
+  }
+
+  /** Keeps the first attempt's body, so that every retry sends the very same bytes. */
+  async savePayload(id: string, payload: string): Promise<void> {
+    await this.sql.rows(
+      `UPDATE webhook_deliveries SET payload = $2 WHERE id = $1 AND payload IS NULL`,
+      [id, payload],
+    );
+  }
+
+  async delivered(id: string, httpStatus: number): Promise<void> {
+    await this.sql.rows(
+      `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL
+        WHERE id = $1`,
+      [id, httpStatus],
+    );
+  }
+
+  /** An attempt that failed: tried again in `retryInSeconds`, or (null) failed for good. */
+  async attemptFailed(
+    id: string,
+    outcome: { httpStatus: number | null; error: string },
+    retryInSeconds: number | null,
+  ): Promise<void> {
+    await this.sql.rows(
+      `UPDATE webhook_deliveries
+          SET last_status = $2, last_error = $3,
+              status = CASE WHEN $4::int IS NULL THEN 'failed' ELSE 'pending' END,
+              next_attempt_at = CASE WHEN $4::int IS NULL THEN next_attempt_at
+                                     ELSE now() + make_interval(secs => $4::int) END
+        WHERE id = $1`,
+      [id, outcome.httpStatus, outcome.error.slice(0, 500), retryInSeconds],
+    );
+  }
+}
