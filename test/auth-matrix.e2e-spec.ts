@@ -155,6 +155,26 @@ describe('authorization matrix: every route × every kind of caller', () => {
     return id;
   };
   const missingBatch = (suffix = '') => ({ path: `/v1/batches/${randomUUID()}${suffix}` });
+  /** A create route: what the other tenant's key creates is its own, not found for the default tenant. */
+  const createdOwn = (status: number, collection: string): RouteCase['other'] => ({
+    kind: 'own',
+    check: async (res) => {
+      expect(res.status).toBe(status);
+      await http().get(`${collection}/${res.body.id}`).set(admin()).expect(404);
+    },
+  });
+  /** A list route: the other tenant's key lists only rows of `table` that are its own. */
+  const listedOwn = (table: string): RouteCase['other'] => ({
+    kind: 'own',
+    check: async (res) => {
+      expect(res.status).toBe(200);
+      const ids = (res.body.items as { id: string }[]).map((item) => item.id);
+      const owners = await db.query(`SELECT DISTINCT tenant_id FROM ${table} WHERE id = ANY($1)`, [
+        ids,
+      ]);
+      expect(owners.rows).toEqual(ids.length === 0 ? [] : [{ tenant_id: OTHER }]);
+    },
+  });
   const ROUTES: Record<string, RouteCase> = {
     'GET /health': {
       scope: null,
@@ -182,13 +202,7 @@ describe('authorization matrix: every route × every kind of caller', () => {
         body: { source: { type: 'file', path: file }, algorithms: ['sha256'] },
       }),
       ok: 202,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(202);
-          await http().get(`/v1/jobs/${res.body.id}`).set(admin()).expect(404);
-        },
-      },
+      other: createdOwn(202, '/v1/jobs'),
     },
     'GET /v1/jobs': {
       scope: 'jobs:read',
@@ -227,30 +241,13 @@ describe('authorization matrix: every route × every kind of caller', () => {
         body: { source: { type: 'directory', path: env.fileRoot }, algorithms: ['sha256'] },
       }),
       ok: 202,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(202);
-          await http().get(`/v1/batches/${res.body.id}`).set(admin()).expect(404);
-        },
-      },
+      other: createdOwn(202, '/v1/batches'),
     },
     'GET /v1/batches': {
       scope: 'batches:read',
       call: async () => ({ path: '/v1/batches?limit=100' }),
       ok: 200,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(200);
-          const ids = (res.body.items as { id: string }[]).map((item) => item.id);
-          const owners = await db.query(
-            `SELECT DISTINCT tenant_id FROM batches WHERE id = ANY($1)`,
-            [ids],
-          );
-          expect(owners.rows).toEqual(ids.length === 0 ? [] : [{ tenant_id: OTHER }]);
-        },
-      },
+      other: listedOwn('batches'),
     },
     'GET /v1/batches/:id': {
       scope: 'batches:read',
@@ -286,13 +283,7 @@ describe('authorization matrix: every route × every kind of caller', () => {
       scope: 'benchmarks:write',
       call: async () => ({ path: '/v1/benchmarks', body: { quick: true } }),
       ok: 202,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(202);
-          await http().get(`/v1/benchmarks/${res.body.id}`).set(admin()).expect(404);
-        },
-      },
+      other: createdOwn(202, '/v1/benchmarks'),
     },
     'GET /v1/benchmarks': {
       scope: 'benchmarks:read',
@@ -441,30 +432,13 @@ describe('authorization matrix: every route × every kind of caller', () => {
         body: { url: HOOK_URL, events: ['job.completed'] },
       }),
       ok: 201,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(201);
-          await http().get(`/v1/webhooks/${res.body.id}`).set(admin()).expect(404);
-        },
-      },
+      other: createdOwn(201, '/v1/webhooks'),
     },
     'GET /v1/webhooks': {
       scope: 'admin',
       call: async () => ({ path: '/v1/webhooks' }),
       ok: 200,
-      other: {
-        kind: 'own',
-        check: async (res) => {
-          expect(res.status).toBe(200);
-          const ids = (res.body.items as { id: string }[]).map((item) => item.id);
-          const owners = await db.query(
-            `SELECT DISTINCT tenant_id FROM webhook_endpoints WHERE id = ANY($1)`,
-            [ids],
-          );
-          expect(owners.rows).toEqual(ids.length === 0 ? [] : [{ tenant_id: OTHER }]);
-        },
-      },
+      other: listedOwn('webhook_endpoints'),
     },
     'GET /v1/webhooks/:id': {
       scope: 'admin',

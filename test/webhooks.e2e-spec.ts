@@ -145,6 +145,15 @@ describe('webhooks', () => {
     }
   };
 
+  /** The endpoint's newest delivery once it has `status` (or as it is after 15 s). */
+  const newest = async (id: string, status: string) =>
+    (
+      await eventually(
+        () => deliveries(id),
+        (items) => items[0]?.status === status,
+      )
+    )[0];
+
   beforeAll(async () => {
     env = await createTestEnv({
       HASHQ_ALLOW_HOSTS: '127.0.0.1',
@@ -211,10 +220,7 @@ describe('webhooks', () => {
       new Webhook(hook.secret).verify(altered, webhookHeaders(message.headers)),
     ).toThrow();
 
-    const [delivery] = await eventually(
-      () => deliveries(hook.id),
-      (items) => items[0]?.status === 'delivered',
-    );
+    const delivery = await newest(hook.id, 'delivered');
     expect(delivery).toMatchObject({
       type: 'session.completed',
       resourceId: id,
@@ -297,10 +303,7 @@ describe('webhooks', () => {
         new Webhook(flakyHook.secret).verify(message.body, webhookHeaders(message.headers)),
       ).not.toThrow();
     }
-    const [delivered] = await eventually(
-      () => deliveries(flakyHook.id),
-      (items) => items[0]?.status === 'delivered',
-    );
+    const delivered = await newest(flakyHook.id, 'delivered');
     expect(delivered).toMatchObject({
       status: 'delivered',
       attempts: 2,
@@ -310,10 +313,7 @@ describe('webhooks', () => {
 
     // WEBHOOK_RETRY_SECONDS=1,1: three attempts, then failed
     await down.r.until(3);
-    const [failed] = await eventually(
-      () => deliveries(downHook.id),
-      (items) => items[0]?.status === 'failed',
-    );
+    const failed = await newest(downHook.id, 'failed');
     expect(failed).toMatchObject({
       status: 'failed',
       attempts: 3,
