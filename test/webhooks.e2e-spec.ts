@@ -423,6 +423,31 @@ describe('webhooks', () => {
         code,
       ]);
     }
+    // a tenant's allowed_hosts narrow the URLs its endpoints may name, as they do its sources
+    const narrow = await createTestKey(env, {
+      tenantId: 'hooks-narrow',
+      scopes: ['admin'],
+      createTenant: true,
+    });
+    await db.query(
+      `UPDATE tenants SET allowed_hosts = '{hooks.example.org}' WHERE id = 'hooks-narrow'`,
+    );
+    const narrowAuth = { Authorization: `Bearer ${narrow.key}` };
+    const outside = await http()
+      .post('/v1/webhooks')
+      .set(narrowAuth)
+      .send({ url: 'http://127.0.0.1:9/', events: ['job.completed'] })
+      .expect(403);
+    expect(outside.body.error).toMatchObject({
+      code: 'SOURCE_NOT_ALLOWED',
+      details: { tenant: 'hooks-narrow', host: '127.0.0.1' },
+    });
+    await http()
+      .post('/v1/webhooks')
+      .set(narrowAuth)
+      .send({ url: 'https://hooks.example.org/hashq', events: ['job.completed'] })
+      .expect(201);
+    await db.query(`DELETE FROM webhook_endpoints`);
     const bad = await http().get('/v1/webhooks/not-a-uuid').expect(404);
     expect(bad.body.error.code).toBe('WEBHOOK_NOT_FOUND');
     expect((await db.query(`SELECT count(*)::int AS n FROM webhook_endpoints`)).rows[0].n).toBe(0);

@@ -1,7 +1,7 @@
 import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { StateSealer, webhookSecretBinding } from '@hashq/crypto';
-import { TenantsRepository } from '@hashq/jobs';
-import { hostAllowed, NetGuard, SourceError } from '@hashq/sources';
+import { remoteRefusal, TenantsRepository } from '@hashq/jobs';
+import { NetGuard, SourceError } from '@hashq/sources';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 
 import { ApiError } from '../common/api-error';
@@ -153,15 +153,14 @@ export class WebhooksService {
         err.details,
       );
     }
+    // the tenant's allowed_hosts, as for its http sources
     const tenant = await this.tenants.find(tenantId);
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (tenant?.allowedHosts && !hostAllowed(tenant.allowedHosts, host)) {
-      throw new ApiError(
-        HttpStatus.FORBIDDEN,
-        'SOURCE_NOT_ALLOWED',
-        `host ${host} is not among tenant ${tenantId}'s allowed hosts`,
-        { tenant: tenantId, host },
-      );
+    const refusal = tenant && remoteRefusal(tenant, { type: 'http', url });
+    if (refusal) {
+      throw new ApiError(HttpStatus.FORBIDDEN, refusal.code, refusal.message, {
+        tenant: tenantId,
+        ...refusal.details,
+      });
     }
   }
 }
