@@ -486,13 +486,23 @@ describe('webhooks', () => {
     expect((await deliveries(hook.id)).map((d) => d.status)).toEqual(['pending']);
   });
 
-  it('caps the endpoints of a tenant', async () => {
+  it('caps the endpoints of a tenant, also when they are created at once', async () => {
     const { url } = await receiver();
-    for (let i = 0; i < 16; i++) await endpoint(url, ['job.completed']);
-    const res = await http()
-      .post('/v1/webhooks')
-      .send({ url, events: ['job.completed'] })
-      .expect(429);
-    expect(res.body.error).toMatchObject({ code: 'WEBHOOK_LIMIT_REACHED', details: { limit: 16 } });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        http()
+          .post('/v1/webhooks')
+          .send({ url, events: ['job.completed'] }),
+      ),
+    );
+    expect(answers.filter((res) => res.status === 201)).toHaveLength(16);
+    for (const res of answers.filter((r) => r.status !== 201)) {
+      expect(res.status).toBe(429);
+      expect(res.body.error).toMatchObject({
+        code: 'WEBHOOK_LIMIT_REACHED',
+        details: { limit: 16 },
+      });
+    }
+    expect((await db.query(`SELECT count(*)::int AS n FROM webhook_endpoints`)).rows[0].n).toBe(16);
   });
 });

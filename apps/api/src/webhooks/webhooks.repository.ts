@@ -93,18 +93,31 @@ const toDelivery = (row: DeliveryRow): WebhookDelivery => ({
 export class WebhooksRepository {
   constructor(private readonly sql: RowsSql) {}
 
-  /** A new endpoint; `seal` turns its id into the sealed secret (the seal is bound to the id). */
+  /**
+   * A new endpoint, unless its tenant has `max` already (null then); `seal` turns its id into the
+   * sealed secret (the seal is bound to the id). Creations of one tenant are serialized (a
+   * transaction-scoped advisory lock), so two at once cannot both pass the count.
+   */
   async create(
     endpoint: { tenantId: string; url: string; events: readonly WebhookEvent[] },
     seal: (id: string) => Buffer,
-  ): Promise<WebhookEndpoint> {
+    max: number,
+  ): Promise<WebhookEndpoint | null> {
     const id = randomUUID();
-    const [row] = await this.sql.rows<EndpointRow>(
-      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret) VALUES ($1, $2, $3, $4, $5)
-       RETURNING ${ENDPOINT_COLUMNS}`,
-      [id, endpoint.tenantId, endpoint.url, endpoint.events, seal(id)],
-    );
-    return toEndpoint(row);
+    return this.sql.transaction(async (tx) => {
+      await tx.rows(
+        `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || $1, 0))`,
+        [endpoint.tenantId],
+      );
+      const [row] = await tx.rows<EndpointRow>(
+        `INSERT INTO webhook_endpoints (id, tenant_id, url, events, secret)
+         SELECT $1, $2, $3, $4, $5
+          WHERE (SELECT count(*) FROM webhook_endpoints WHERE tenant_id = $2) < $6
+         RETURNING ${ENDPOINT_COLUMNS}`,
+        [id, endpoint.tenantId, endpoint.url, endpoint.events, seal(id), max],
+      );
+      return row ? toEndpoint(row) : null;
+    });
   }
 
   async list(tenantId: string): Promise<WebhookEndpoint[]> {

@@ -79,7 +79,13 @@ export class WebhooksService {
     request: { url: string; events: WebhookEvent[] },
   ): Promise<WebhookEndpointView> {
     await this.checkUrl(tenantId, request.url);
-    if ((await this.endpoints.list(tenantId)).length >= MAX_ENDPOINTS_PER_TENANT) {
+    const secret = newWebhookSecret();
+    const endpoint = await this.endpoints.create(
+      { tenantId, url: request.url, events: [...new Set(request.events)] },
+      (id) => this.sealer.seal(Buffer.from(secret, 'latin1'), webhookSecretBinding(id)),
+      MAX_ENDPOINTS_PER_TENANT,
+    );
+    if (!endpoint) {
       throw new ApiError(
         HttpStatus.TOO_MANY_REQUESTS,
         'WEBHOOK_LIMIT_REACHED',
@@ -87,11 +93,6 @@ export class WebhooksService {
         { limit: MAX_ENDPOINTS_PER_TENANT },
       );
     }
-    const secret = newWebhookSecret();
-    const endpoint = await this.endpoints.create(
-      { tenantId, url: request.url, events: [...new Set(request.events)] },
-      (id) => this.sealer.seal(Buffer.from(secret, 'latin1'), webhookSecretBinding(id)),
-    );
     return view(endpoint, secret);
   }
 
