@@ -89,6 +89,15 @@ describe('hash jobs through the API and a real worker process', () => {
     expect(job.bytesRead).toBe(data.length);
   });
 
+  it('names its PostgreSQL sessions: the worker hashq-worker, the API hashq-api (what the crash tests wait on)', async () => {
+    await finished((await submit({ source: { type: 'file', path }, algorithms: ['md5'] })).id);
+    const { rows } = await env.db.query<{ name: string }>(
+      `SELECT DISTINCT application_name AS name FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() ORDER BY 1`,
+    );
+    expect(rows.map((row) => row.name)).toEqual(['hashq-api', 'hashq-worker']);
+  });
+
   it('hashes an empty file', async () => {
     const empty = join(env.dataDir, 'empty.bin');
     await writeFile(empty, Buffer.alloc(0));

@@ -8,6 +8,8 @@ import { createLogger } from './logger';
 export const HASHQ_CONFIG = Symbol('HASHQ_CONFIG');
 /** Injection token of the app's pino Logger. */
 export const HASHQ_LOGGER = Symbol('HASHQ_LOGGER');
+/** Injection token of the app's service name (`name` below: api, worker). */
+export const HASHQ_APP_NAME = Symbol('HASHQ_APP_NAME');
 
 export interface ConfigModuleOptions {
   /** Values that take precedence over process.env (tests use their own database and prefix). */
@@ -18,7 +20,10 @@ export interface ConfigModuleOptions {
   name?: string;
 }
 
-/** Validates the environment once and provides it (HASHQ_CONFIG) and a logger (HASHQ_LOGGER) to every module. */
+/**
+ * Validates the environment once and provides it (HASHQ_CONFIG), a logger (HASHQ_LOGGER) and the
+ * service name (HASHQ_APP_NAME) to every module.
+ */
 @Global()
 @Module({})
 export class HashqConfigModule {
@@ -27,6 +32,7 @@ export class HashqConfigModule {
       module: HashqConfigModule,
       providers: [
         { provide: HASHQ_CONFIG, useFactory: () => loadConfig({ ...process.env, ...options.env }) },
+        { provide: HASHQ_APP_NAME, useValue: options.name ?? 'hashq' },
         {
           provide: HASHQ_LOGGER,
           inject: [HASHQ_CONFIG],
@@ -34,7 +40,7 @@ export class HashqConfigModule {
             options.logger ?? createLogger(options.name ?? 'hashq', config.logLevel),
         },
       ],
-      exports: [HASHQ_CONFIG, HASHQ_LOGGER],
+      exports: [HASHQ_CONFIG, HASHQ_LOGGER, HASHQ_APP_NAME],
     };
   }
 }

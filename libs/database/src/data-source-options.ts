@@ -62,6 +62,8 @@ export interface ConnectionErrorHandlers {
 export function dataSourceOptions(
   config: DatabaseConfig,
   handlers: ConnectionErrorHandlers = {},
+  /** PostgreSQL's application_name of the connections (pg_stat_activity tells the apps apart). */
+  applicationName?: string,
 ): DataSourceOptions {
   const { onPoolError, onClientError = () => undefined } = handlers;
   return {
@@ -74,6 +76,7 @@ export function dataSourceOptions(
     synchronize: false,
     migrationsRun: false,
     logging: false,
+    ...(applicationName ? { applicationName } : {}),
     // `Client`: pg-pool's option for the class it instantiates.
     extra: {
       options: `-c search_path=${config.databaseSchema}`,
