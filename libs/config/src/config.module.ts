@@ -35,9 +35,9 @@ export class HashqConfigModule {
         { provide: HASHQ_APP_NAME, useValue: options.name ?? 'hashq' },
         {
           provide: HASHQ_LOGGER,
-          inject: [HASHQ_CONFIG],
-          useFactory: (config: HashqConfig) =>
-            options.logger ?? createLogger(options.name ?? 'hashq', config.logLevel),
+          inject: [HASHQ_CONFIG, HASHQ_APP_NAME],
+          useFactory: (config: HashqConfig, name: string) =>
+            options.logger ?? createLogger(name, config.logLevel),
         },
       ],
       exports: [HASHQ_CONFIG, HASHQ_LOGGER, HASHQ_APP_NAME],
