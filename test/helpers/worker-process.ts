@@ -351,25 +351,27 @@ export class WorkerTestEnv {
   }
 
   /**
-   * Waits until no worker session of the test's database runs a statement: what a frozen (SIGSTOP)
-   * worker had sent has committed or failed, and nothing more of it can land while it stays frozen.
+   * Waits until no other session of the test's database runs a statement (a worker's, or a killed
+   * API's): what a frozen (SIGSTOP) worker had sent has committed or failed, and nothing more of
+   * it can land while it stays frozen.
    * A session left "idle in transaction" (frozen between two statements of a transaction) counts
    * as done: nothing of it is visible, and it cannot commit until the worker runs again.
    */
   waitForWorkerStatementsDone(timeoutMs = 10_000): Promise<void> {
-    return this.waitForNoWorkerSessions(`state = 'active'`, 'busy', 20, timeoutMs);
-  }
-
-  /** Waits until no worker session is connected to the test's database (the killed workers' ones have ended). */
-  waitForWorkerSessionsGone(timeoutMs = 10_000): Promise<void> {
-    return this.waitForNoWorkerSessions('true', 'open', 50, timeoutMs);
+    return this.waitForNoOtherSessions(`state = 'active'`, 'busy', 20, timeoutMs);
   }
 
   /**
-   * Polls pg_stat_activity until no worker session of the test's database matches `where` (the
-   * workers connect as `hashq-worker`; an API app of the test polls on connections of its own).
+   * Waits until no worker session is connected to the test's database (the killed workers' ones
+   * have ended). Workers connect as `hashq-worker`; an API app of the test keeps connections of
+   * its own open (its webhook deliverer polls), which are not waited for.
    */
-  private async waitForNoWorkerSessions(
+  waitForWorkerSessionsGone(timeoutMs = 10_000): Promise<void> {
+    return this.waitForNoOtherSessions(`application_name = 'hashq-worker'`, 'open', 50, timeoutMs);
+  }
+
+  /** Polls pg_stat_activity until no session of the test's database but this one matches `where`. */
+  private async waitForNoOtherSessions(
     where: string,
     what: string,
     pollMs: number,
@@ -379,8 +381,7 @@ export class WorkerTestEnv {
     for (;;) {
       const { rows } = await this.db.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND pid <> pg_backend_pid()
-            AND application_name = 'hashq-worker' AND ${where}`,
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND ${where}`,
       );
       if (rows[0].n === 0) return;
       if (Date.now() > deadline) throw new Error(`${rows[0].n} sessions still ${what}`);
