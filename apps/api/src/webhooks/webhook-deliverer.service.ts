@@ -29,7 +29,6 @@ const PRUNE_EVERY_MS = 60_000;
  */
 @Injectable()
 export class WebhookDeliverer extends PeriodicTask {
-  private readonly guard: NetGuard;
   private busy = false;
   private prunedAt = 0;
 
@@ -39,11 +38,11 @@ export class WebhookDeliverer extends PeriodicTask {
     private readonly jobs: JobsService,
     private readonly batches: BatchesService,
     private readonly sessions: DigestSessionsRepository,
+    private readonly guard: NetGuard,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) logger: Logger,
   ) {
     super(logger);
-    this.guard = new NetGuard(config.allowHosts);
   }
 
   protected periodMs(): number {

@@ -6,14 +6,12 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
-  ApiProperty,
   ApiTags,
   ApiTooManyRequestsResponse,
 } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsString, MaxLength } from 'class-validator';
 
 import { CurrentPrincipal, type Principal, RequireScope } from '../auth/principal';
-import { WEBHOOK_EVENTS, type WebhookEvent } from './webhooks.repository';
+import { CreateWebhookDto } from './webhooks.dto';
 import {
   type WebhookDeliveryView,
   type WebhookEndpointView,
@@ -21,23 +19,6 @@ import {
 } from './webhooks.service';
 
 const ERROR_SHAPE = 'Body: { "error": { "code", "message", "details" } }';
-
-export class CreateWebhookDto {
-  @ApiProperty({
-    description: 'http(s) URL the events are POSTed to',
-    example: 'https://ci.example.com/hashq',
-  })
-  @IsString()
-  @MaxLength(2048)
-  url: string;
-
-  @ApiProperty({ enum: WEBHOOK_EVENTS, isArray: true, example: ['session.completed'] })
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(WEBHOOK_EVENTS.length)
-  @IsIn(WEBHOOK_EVENTS as unknown as string[], { each: true })
-  events: WebhookEvent[];
-}
 
 /**
  * A tenant's webhook endpoints (admin scope: they are the tenant's settings, like its keys). Each

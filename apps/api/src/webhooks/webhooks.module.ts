@@ -2,6 +2,7 @@ import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { StateSealer } from '@hashq/crypto';
 import { rowsSqlProvider } from '@hashq/database';
 import { TenantStoreModule } from '@hashq/jobs';
+import { NetGuard } from '@hashq/sources';
 import { Module } from '@nestjs/common';
 
 import { BatchesModule } from '../batches/batches.module';
@@ -20,6 +21,12 @@ import { WebhooksService } from './webhooks.service';
     WebhooksService,
     WebhookDeliverer,
     rowsSqlProvider(WebhooksRepository),
+    // the SSRF guard of HASHQ_ALLOW_HOSTS: the URLs at creation, the addresses at delivery
+    {
+      provide: NetGuard,
+      inject: [HASHQ_CONFIG],
+      useFactory: (config: HashqConfig) => new NetGuard(config.allowHosts),
+    },
     // seals the endpoints' signing secrets (HASHQ_STATE_KEYS: the first key seals, all open)
     {
       provide: StateSealer,

@@ -1,8 +1,7 @@
-import { HASHQ_CONFIG, type HashqConfig } from '@hashq/config';
 import { StateSealer, webhookSecretBinding } from '@hashq/crypto';
 import { remoteRefusal, TenantsRepository } from '@hashq/jobs';
 import { NetGuard, SourceError } from '@hashq/sources';
-import { HttpStatus, Inject, Injectable } from '@nestjs/common';
+import { HttpStatus, Injectable } from '@nestjs/common';
 
 import { ApiError } from '../common/api-error';
 import { isUuid } from '../jobs/cursor';
@@ -63,16 +62,12 @@ const deliveryView = (delivery: WebhookDelivery): WebhookDeliveryView => ({
 /** A tenant's webhook endpoints (README "Webhooks"). Another tenant's endpoint is WEBHOOK_NOT_FOUND. */
 @Injectable()
 export class WebhooksService {
-  private readonly guard: NetGuard;
-
   constructor(
     private readonly endpoints: WebhooksRepository,
     private readonly tenants: TenantsRepository,
     private readonly sealer: StateSealer,
-    @Inject(HASHQ_CONFIG) config: HashqConfig,
-  ) {
-    this.guard = new NetGuard(config.allowHosts);
-  }
+    private readonly guard: NetGuard,
+  ) {}
 
   async create(
     tenantId: string,
