@@ -10,6 +10,7 @@ import request from 'supertest';
 
 import { createApiApp } from './helpers/api';
 import { createTestEnv, type TestEnv } from './helpers/env';
+import { samples } from './helpers/metrics';
 
 /** A TCP port on which nothing listens (bound, then released). */
 async function closedPort(): Promise<number> {
@@ -18,17 +19,6 @@ async function closedPort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-/** Parses Prometheus text into "name{labels}" → value. */
-function samples(text: string): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line.startsWith('#') || line.trim() === '') continue;
-    const at = line.lastIndexOf(' ');
-    map.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return map;
 }
 
 describe('algorithms, health, metrics, docs (e2e)', () => {
