@@ -20,6 +20,7 @@ import { postWebhook } from '../apps/api/src/webhooks/webhook-sender';
 import { WebhooksRepository } from '../apps/api/src/webhooks/webhooks.repository';
 import { createApiApp } from './helpers/api';
 import { createTestEnv, createTestKey, type TestEnv } from './helpers/env';
+import { samples } from './helpers/metrics';
 import { TUS } from './helpers/tus';
 
 interface Received {
@@ -27,11 +28,22 @@ interface Received {
   body: string;
 }
 
-/** A webhook receiver: records every request and answers the next of `statuses` (then the last). */
+/**
+ * A webhook receiver: records every request and answers the next of `statuses` (then the last),
+ * once `hold`'s release is called if it was.
+ */
 class Receiver {
   readonly received: Received[] = [];
   private server?: Server;
+  private held: Promise<void> = Promise.resolve();
   constructor(private statuses: number[] = [204]) {}
+
+  /** Answers nothing until the returned function is called. */
+  hold(): () => void {
+    let release!: () => void;
+    this.held = new Promise<void>((resolve) => (release = resolve));
+    return release;
+  }
 
   async listen(port = 0): Promise<string> {
     this.server = createServer((req, res) => {
@@ -39,9 +51,12 @@ class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         this.received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-        res.statusCode =
+        const status =
           this.statuses.length > 1 ? (this.statuses.shift() as number) : this.statuses[0];
-        res.end();
+        void this.held.then(() => {
+          res.statusCode = status;
+          res.end();
+        });
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
@@ -322,6 +337,36 @@ describe('webhooks', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(down.r.received).toHaveLength(3);
+  });
+
+  it('a slow receiver holds only its own delivery; /metrics counts deliveries by status and the oldest pending', async () => {
+    const metrics = async () => samples((await http().get('/metrics').expect(200)).text);
+    const slow = await receiver([200]);
+    const release = slow.r.hold();
+    const slowHook = await endpoint(slow.url, ['session.completed']);
+    const down = await receiver([503]);
+    const downHook = await endpoint(down.url, ['session.completed']);
+    await completeSession(randomBytes(10), ['sha256']);
+
+    // the slow receiver has the request and does not answer; meanwhile the other delivery is
+    // tried three times (WEBHOOK_RETRY_SECONDS=1,1) and fails for good
+    await slow.r.until(1);
+    await down.r.until(3);
+    expect(await newest(downHook.id, 'failed')).toMatchObject({ status: 'failed', attempts: 3 });
+    let m = await metrics();
+    expect(m.get('hashq_webhook_deliveries{status="pending"}')).toBe(1);
+    expect(m.get('hashq_webhook_deliveries{status="failed"}')).toBe(1);
+    expect(m.get('hashq_webhook_deliveries{status="delivered"}')).toBe(0);
+    // queued with the other, before its two retries a second apart
+    expect(m.get('hashq_webhook_oldest_pending_seconds')).toBeGreaterThan(1.5);
+
+    release();
+    expect(await newest(slowHook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 200 });
+    m = await metrics();
+    expect(m.get('hashq_webhook_deliveries{status="pending"}')).toBe(0);
+    expect(m.get('hashq_webhook_deliveries{status="delivered"}')).toBe(1);
+    expect(m.get('hashq_webhook_deliveries{status="failed"}')).toBe(1);
+    expect(m.get('hashq_webhook_oldest_pending_seconds')).toBe(0);
   });
 
   it('a delivery that finds the receiver down is delivered by another API instance once it is up', async () => {

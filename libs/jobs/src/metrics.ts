@@ -10,6 +10,9 @@ export const METRIC_NAMES = {
   checkpointSeconds: 'hashq_checkpoint_duration_seconds',
   /** Worker only: a counter per worker process (the api's hashq_bytes_hashed is a sum from PostgreSQL). */
   workerBytesHashed: 'hashq_worker_bytes_hashed_total',
+  /** API only, from PostgreSQL at scrape time: webhook deliveries by status, the oldest pending. */
+  webhookDeliveries: 'hashq_webhook_deliveries',
+  webhookOldestPendingSeconds: 'hashq_webhook_oldest_pending_seconds',
 } as const;
 
 /** Buckets of the checkpoint latency histogram (one fenced transaction: update + state upserts). */

@@ -1,21 +1,23 @@
 import { HASHQ_CONFIG, HASHQ_LOGGER, type HashqConfig } from '@hashq/config';
 import { SealedStateError, StateSealer, webhookSecretBinding } from '@hashq/crypto';
-import { PeriodicTask } from '@hashq/jobs';
+import { METRIC_NAMES, PeriodicTask } from '@hashq/jobs';
 import { NetGuard } from '@hashq/sources';
 import { HttpStatus, Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { Gauge } from 'prom-client';
 
 import { BatchesService } from '../batches/batches.service';
 import { ApiError } from '../common/api-error';
 import { toSessionResponse } from '../digest-sessions/digest-session.response';
 import { DigestSessionsRepository } from '../digest-sessions/digest-sessions.repository';
 import { JobsService } from '../jobs/jobs.service';
+import { MetricsService } from '../metrics/metrics.service';
 import { postWebhook } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
 import { type ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
-/** Deliveries one instance sends at once. */
-const BATCH = 16;
+/** Deliveries one instance has in flight at most. */
+const IN_FLIGHT = 16;
 /** Ended deliveries are kept this many days (GET …/deliveries shows them), then deleted. */
 export const DELIVERY_RETENTION_DAYS = 7;
 const PRUNE_EVERY_MS = 60_000;
@@ -29,8 +31,11 @@ const PRUNE_EVERY_MS = 60_000;
  */
 @Injectable()
 export class WebhookDeliverer extends PeriodicTask {
-  private busy = false;
+  /** A round is claiming deliveries (a round due meanwhile is skipped). */
+  private claiming = false;
   private prunedAt = 0;
+  /** The attempts under way, each on its own: a slow receiver holds its slot, not the others. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly deliveries: WebhooksRepository,
@@ -41,8 +46,29 @@ export class WebhookDeliverer extends PeriodicTask {
     private readonly guard: NetGuard,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) logger: Logger,
+    metrics: MetricsService,
   ) {
     super(logger);
+    // read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth
+    const figures = () => deliveries.deliveryFigures();
+    new Gauge({
+      name: METRIC_NAMES.webhookDeliveries,
+      help: `Webhook deliveries by status (PostgreSQL; ended ones are kept ${DELIVERY_RETENTION_DAYS} days)`,
+      labelNames: ['status'],
+      registers: [metrics.registry],
+      async collect() {
+        for (const [status, count] of Object.entries((await figures()).byStatus))
+          this.set({ status }, count);
+      },
+    });
+    new Gauge({
+      name: METRIC_NAMES.webhookOldestPendingSeconds,
+      help: 'Age of the oldest pending webhook delivery in seconds, 0 when none (PostgreSQL)',
+      registers: [metrics.registry],
+      async collect() {
+        this.set((await figures()).oldestPendingSeconds);
+      },
+    });
   }
 
   protected periodMs(): number {
@@ -53,24 +79,44 @@ export class WebhookDeliverer extends PeriodicTask {
     return { message: 'webhook delivery round failed; retried at the next round' };
   }
 
-  /** Due deliveries, BATCH at a time, until none is due; a round still running skips the next. */
+  /** Claims due deliveries while fewer than IN_FLIGHT are under way, and starts them. */
   protected async run(): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
+    if (this.claiming) return;
+    this.claiming = true;
     try {
       if (Date.now() - this.prunedAt >= PRUNE_EVERY_MS) {
         this.prunedAt = Date.now();
         await this.deliveries.prune(DELIVERY_RETENTION_DAYS, 1000);
       }
       const claimSeconds = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 30;
-      for (;;) {
-        const due = await this.deliveries.claimDue(BATCH, claimSeconds);
-        await Promise.all(due.map((delivery) => this.attempt(delivery)));
-        if (due.length < BATCH) return;
+      while (this.inFlight.size < IN_FLIGHT) {
+        const room = IN_FLIGHT - this.inFlight.size;
+        const due = await this.deliveries.claimDue(room, claimSeconds);
+        for (const delivery of due) this.start(delivery);
+        if (due.length < room) return;
       }
     } finally {
-      this.busy = false;
+      this.claiming = false;
     }
+  }
+
+  /** Waits for the attempts under way (each ends within WEBHOOK_TIMEOUT_MS) before the pool closes. */
+  async onModuleDestroy(): Promise<void> {
+    super.onModuleDestroy();
+    await Promise.all(this.inFlight);
+  }
+
+  private start(delivery: ClaimedDelivery): void {
+    const attempt: Promise<void> = this.attempt(delivery)
+      .catch((err: unknown) =>
+        // its claim runs out and it is tried again then
+        this.logger.warn(
+          { delivery: delivery.id, err: (err as Error).message },
+          'webhook delivery attempt failed; tried again when its claim runs out',
+        ),
+      )
+      .finally(() => this.inFlight.delete(attempt));
+    this.inFlight.add(attempt);
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {

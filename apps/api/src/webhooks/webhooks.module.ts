@@ -8,6 +8,7 @@ import { Module } from '@nestjs/common';
 import { BatchesModule } from '../batches/batches.module';
 import { DigestSessionsModule } from '../digest-sessions/digest-sessions.module';
 import { JobsModule } from '../jobs/jobs.module';
+import { MetricsModule } from '../metrics/metrics.module';
 import { WebhookDeliverer } from './webhook-deliverer.service';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
@@ -15,7 +16,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Webhook endpoints and the delivery of their events (README "Webhooks"). */
 @Module({
-  imports: [TenantStoreModule, JobsModule, BatchesModule, DigestSessionsModule],
+  imports: [TenantStoreModule, JobsModule, BatchesModule, DigestSessionsModule, MetricsModule],
   controllers: [WebhooksController],
   providers: [
     WebhooksService,

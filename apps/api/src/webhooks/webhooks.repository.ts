@@ -199,6 +199,30 @@ export class WebhooksRepository {
     return rows.length;
   }
 
+  /**
+   * Deliveries by status (ended ones are kept DELIVERY_RETENTION_DAYS), and the age in seconds of
+   * the oldest pending one (0: none): the figures of /metrics.
+   */
+  async deliveryFigures(): Promise<{
+    byStatus: Record<'pending' | 'delivered' | 'failed', number>;
+    oldestPendingSeconds: number;
+  }> {
+    const [row] = await this.sql.rows<{
+      pending: number;
+      delivered: number;
+      failed: number;
+      oldest: number;
+    }>(
+      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
+              count(*) FILTER (WHERE status = 'failed')::int AS failed,
+              COALESCE(extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending')), 0)::float8 AS oldest
+         FROM webhook_deliveries`,
+    );
+    const { pending, delivered, failed, oldest } = row;
+    return { byStatus: { pending, delivered, failed }, oldestPendingSeconds: oldest };
+  }
+
   /** Keeps the first attempt's body, so that every retry sends the very same bytes. */
   async savePayload(id: string, payload: string): Promise<void> {
     await this.sql.rows(
