@@ -369,6 +369,33 @@ describe('webhooks', () => {
     expect(m.get('hashq_webhook_oldest_pending_seconds')).toBe(0);
   });
 
+  it('a session deleted before its session.completed was first sent is still delivered, digests and all', async () => {
+    const { r, url } = await receiver();
+    const hook = await endpoint(url, ['session.completed']);
+    // an instance whose first delivery round would come in 10 minutes: the DELETE comes first
+    await app.close();
+    app = await createApiApp({ ...env, env: { ...env.env, WEBHOOK_POLL_MS: '600000' } });
+    const body = randomBytes(2000);
+    const id = await completeSession(body, ['sha256']);
+    await http().delete(`/v1/digest-sessions/${id}`).set(TUS).expect(204);
+    await http().get(`/v1/digest-sessions/${id}`).set(TUS).expect(404);
+    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+
+    await app.close(); // an instance that delivers
+    app = await createApiApp(env);
+    const [message] = await r.until(1);
+    const payload = new Webhook(hook.secret).verify(
+      message.body,
+      webhookHeaders(message.headers),
+    ) as {
+      type: string;
+      data: { id: string; status: string; digests: Record<string, { hex: string }> };
+    };
+    expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
+    expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
+    expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
+  });
+
   it('a delivery that finds the receiver down is delivered by another API instance once it is up', async () => {
     const r = new Receiver();
     receivers.push(r);

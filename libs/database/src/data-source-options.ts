@@ -14,6 +14,7 @@ import { TenantLimits1796700000000 } from '../../../migrations/1796700000000-Ten
 import { CreateBatches1796800000000 } from '../../../migrations/1796800000000-CreateBatches';
 import { OneJobEndTrigger1796900000000 } from '../../../migrations/1796900000000-OneJobEndTrigger';
 import { CreateWebhooks1797000000000 } from '../../../migrations/1797000000000-CreateWebhooks';
+import { UnsentWebhookDeliveries1797100000000 } from '../../../migrations/1797100000000-UnsentWebhookDeliveries';
 import { JobEntity } from './job.entity';
 import { guardedClientClass } from './pool-guard';
 
@@ -39,6 +40,7 @@ export function migrations(stateKeys: HashqConfig['stateKeys'] = []) {
     CreateBatches1796800000000,
     OneJobEndTrigger1796900000000,
     CreateWebhooks1797000000000,
+    UnsentWebhookDeliveries1797100000000,
   ];
 }
 

@@ -25,7 +25,7 @@ import { tusResumable } from './tus-resumable.middleware';
       useFactory: (config: HashqConfig) => new StateSealer(config.stateKeys),
     },
   ],
-  exports: [DigestSessionsRepository],
+  exports: [DigestSessionsRepository, DigestSessionsService],
 })
 export class DigestSessionsModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -74,6 +74,7 @@ const STATE_INVALID = 'STATE_INVALID' as const;
 export class DigestSessionsService {
   /** Creations and PATCHes that start in one event-loop turn; more wait for the next turns. */
   private readonly starts = new TurnGate(4);
+  private readonly deleteListeners: ((session: DigestSessionRow) => Promise<void>)[] = [];
 
   constructor(
     private readonly sessions: DigestSessionsRepository,
@@ -122,8 +123,17 @@ export class DigestSessionsService {
     return session;
   }
 
+  /**
+   * `listener` is given every session a DELETE is about to delete, the row as it ends, and the
+   * DELETE waits for it (the webhook deliverer keeps the session.completed bodies not sent yet).
+   */
+  beforeDelete(listener: (session: DigestSessionRow) => Promise<void>): void {
+    this.deleteListeners.push(listener);
+  }
+
   async delete(tenantId: string, id: string): Promise<void> {
-    await this.findLive(tenantId, id);
+    const session = await this.findLive(tenantId, id);
+    for (const listener of this.deleteListeners) await listener(session);
     if (!(await this.sessions.delete(id))) throw this.notFound(id); // deleted by another request meanwhile
   }
 

@@ -10,17 +10,23 @@ import { BatchesService } from '../batches/batches.service';
 import { ApiError } from '../common/api-error';
 import { toSessionResponse } from '../digest-sessions/digest-session.response';
 import { DigestSessionsRepository } from '../digest-sessions/digest-sessions.repository';
+import { DigestSessionsService } from '../digest-sessions/digest-sessions.service';
 import { JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { postWebhook } from './webhook-sender';
 import { signWebhook } from './webhook-signature';
-import { type ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
+import { type ClaimedDelivery, type WebhookEvent, WebhooksRepository } from './webhooks.repository';
 
 /** Deliveries one instance has in flight at most. */
 const IN_FLIGHT = 16;
 /** Ended deliveries are kept this many days (GET …/deliveries shows them), then deleted. */
 export const DELIVERY_RETENTION_DAYS = 7;
 const PRUNE_EVERY_MS = 60_000;
+
+/** A message's body: the event, when the resource ended (the delivery was queued), the resource. */
+function webhookBody(type: WebhookEvent, endedAt: Date, data: object): string {
+  return JSON.stringify({ type, timestamp: endedAt.toISOString(), data });
+}
 
 /**
  * Sends the webhook deliveries the webhook_event trigger queued, every WEBHOOK_POLL_MS, on every
@@ -47,8 +53,22 @@ export class WebhookDeliverer extends PeriodicTask {
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) logger: Logger,
     metrics: MetricsService,
+    sessionsService: DigestSessionsService,
   ) {
     super(logger);
+    // a session deleted before its session.completed was first sent: the body is made from the
+    // row now, while it still exists
+    sessionsService.beforeDelete(async (session) => {
+      const unsent = await deliveries.unsent('session.completed', session.id);
+      if (unsent.length === 0) return;
+      const data = toSessionResponse(session);
+      await deliveries.savePayloads(
+        unsent.map(({ id, createdAt }) => ({
+          id,
+          payload: webhookBody('session.completed', createdAt, data),
+        })),
+      );
+    });
     // read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth
     const figures = () => deliveries.deliveryFigures();
     new Gauge({
@@ -139,7 +159,15 @@ export class WebhookDeliverer extends PeriodicTask {
     let body = delivery.payload;
     if (body === null) {
       const data = await this.render(delivery);
-      if (data === null) {
+      // kept unless one is already (a deletion may have kept one meanwhile: beforeDelete above)
+      body =
+        data === null
+          ? await this.deliveries.payload(delivery.id)
+          : await this.deliveries.keepPayload(
+              delivery.id,
+              webhookBody(delivery.type, delivery.createdAt, data),
+            );
+      if (body === null) {
         return this.failed(
           delivery,
           {
@@ -149,12 +177,6 @@ export class WebhookDeliverer extends PeriodicTask {
           null,
         );
       }
-      body = JSON.stringify({
-        type: delivery.type,
-        timestamp: delivery.createdAt.toISOString(),
-        data,
-      });
-      await this.deliveries.savePayload(delivery.id, body);
     }
     const headers = signWebhook(secret, `msg_${delivery.id}`, Math.floor(Date.now() / 1000), body);
     const outcome = await postWebhook(delivery.url, headers, body, {

@@ -223,12 +223,46 @@ export class WebhooksRepository {
     return { byStatus: { pending, delivered, failed }, oldestPendingSeconds: oldest };
   }
 
-  /** Keeps the first attempt's body, so that every retry sends the very same bytes. */
-  async savePayload(id: string, payload: string): Promise<void> {
-    await this.sql.rows(
-      `UPDATE webhook_deliveries SET payload = $2 WHERE id = $1 AND payload IS NULL`,
+  /**
+   * Keeps the first attempt's body, so that every retry sends the very same bytes; the body kept,
+   * `payload` or one kept before (null: the delivery is gone).
+   */
+  async keepPayload(id: string, payload: string): Promise<string | null> {
+    const [row] = await this.sql.rows<{ payload: string }>(
+      `UPDATE webhook_deliveries SET payload = COALESCE(payload, $2) WHERE id = $1 RETURNING payload`,
       [id, payload],
     );
+    return row?.payload ?? null;
+  }
+
+  /** The deliveries of `type` for `resourceId` whose body is not made yet. */
+  async unsent(type: WebhookEvent, resourceId: string): Promise<{ id: string; createdAt: Date }[]> {
+    const rows = await this.sql.rows<{ id: string; created_at: Date }>(
+      `SELECT id, created_at FROM webhook_deliveries
+        WHERE resource_id = $1 AND payload IS NULL AND type = $2`,
+      [resourceId, type],
+    );
+    return rows.map((row) => ({ id: row.id, createdAt: row.created_at }));
+  }
+
+  /** Keeps bodies made before a first attempt (keepPayload, many at once). */
+  async savePayloads(items: { id: string; payload: string }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.sql.rows(
+      `UPDATE webhook_deliveries d SET payload = v.payload
+         FROM unnest($1::uuid[], $2::text[]) AS v (id, payload)
+        WHERE d.id = v.id AND d.payload IS NULL`,
+      [items.map((item) => item.id), items.map((item) => item.payload)],
+    );
+  }
+
+  /** A delivery's kept body, null when none was made (or the delivery is gone). */
+  async payload(id: string): Promise<string | null> {
+    const [row] = await this.sql.rows<{ payload: string | null }>(
+      `SELECT payload FROM webhook_deliveries WHERE id = $1`,
+      [id],
+    );
+    return row?.payload ?? null;
   }
 
   async delivered(id: string, httpStatus: number): Promise<void> {
