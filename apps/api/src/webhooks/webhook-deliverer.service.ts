@@ -9,7 +9,10 @@ import { Gauge } from 'prom-client';
 import { BatchesService } from '../batches/batches.service';
 import { ApiError } from '../common/api-error';
 import { toSessionResponse } from '../digest-sessions/digest-session.response';
-import { DigestSessionsRepository } from '../digest-sessions/digest-sessions.repository';
+import {
+  type DigestSessionRow,
+  DigestSessionsRepository,
+} from '../digest-sessions/digest-sessions.repository';
 import { DigestSessionsService } from '../digest-sessions/digest-sessions.service';
 import { JobsService } from '../jobs/jobs.service';
 import { MetricsService } from '../metrics/metrics.service';
@@ -32,7 +35,8 @@ function webhookBody(type: WebhookEvent, endedAt: Date, data: object): string {
  * Sends the webhook deliveries the webhook_event trigger queued, every WEBHOOK_POLL_MS, on every
  * API instance (a delivery is claimed by one; SKIP LOCKED). At least once: a delivery whose sender
  * died is sent again when its claim runs out. The body is made at the first attempt from the
- * resource as GET shows it (`data`), kept, and sent unchanged by every retry, each signed anew
+ * resource as GET shows it (`data`; a session deleted before that: at its deletion), kept, and
+ * sent unchanged by every retry, each signed anew
  * (Standard Webhooks: `webhook-id` stays, `webhook-timestamp` is the time of sending).
  */
 @Injectable()
@@ -56,21 +60,29 @@ export class WebhookDeliverer extends PeriodicTask {
     sessionsService: DigestSessionsService,
   ) {
     super(logger);
-    // a session deleted before its session.completed was first sent: the body is made from the
-    // row now, while it still exists
-    sessionsService.beforeDelete(async (session) => {
-      const unsent = await deliveries.unsent('session.completed', session.id);
-      if (unsent.length === 0) return;
-      const data = toSessionResponse(session);
-      await deliveries.savePayloads(
-        unsent.map(({ id, createdAt }) => ({
-          id,
-          payload: webhookBody('session.completed', createdAt, data),
-        })),
-      );
-    });
-    // read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth
-    const figures = () => deliveries.deliveryFigures();
+    sessionsService.beforeDelete((session) => this.keepUnsentBodies(session));
+    this.registerMetrics(metrics);
+  }
+
+  /**
+   * A session deleted before its session.completed was first sent: the body is made from the row
+   * now, while it exists (an attempt that then finds the session gone sends it).
+   */
+  private async keepUnsentBodies(session: DigestSessionRow): Promise<void> {
+    const unsent = await this.deliveries.unsent('session.completed', session.id);
+    if (unsent.length === 0) return;
+    const data = toSessionResponse(session);
+    await this.deliveries.savePayloads(
+      unsent.map(({ id, createdAt }) => ({
+        id,
+        payload: webhookBody('session.completed', createdAt, data),
+      })),
+    );
+  }
+
+  /** Read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth. */
+  private registerMetrics(metrics: MetricsService): void {
+    const figures = () => this.deliveries.deliveryFigures();
     new Gauge({
       name: METRIC_NAMES.webhookDeliveries,
       help: `Webhook deliveries by status (PostgreSQL; ended ones are kept ${DELIVERY_RETENTION_DAYS} days)`,
