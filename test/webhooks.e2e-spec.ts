@@ -87,12 +87,27 @@ class Receiver {
   }
 }
 
+/** A session.completed message's body. */
+interface SessionEvent {
+  type: string;
+  timestamp: string;
+  data: {
+    id: string;
+    status: string;
+    offset: number;
+    digests: Record<string, { hex: string; base64: string }>;
+  };
+}
+
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 const webhookHeaders = (headers: IncomingHttpHeaders) => ({
   'webhook-id': String(headers['webhook-id']),
   'webhook-timestamp': String(headers['webhook-timestamp']),
   'webhook-signature': String(headers['webhook-signature']),
 });
+/** A session event verified by the standardwebhooks library under `secret`; throws if forged. */
+const verifiedSession = (secret: string, message: Received) =>
+  new Webhook(secret).verify(message.body, webhookHeaders(message.headers)) as SessionEvent;
 
 describe('webhooks', () => {
   let env: TestEnv;
@@ -199,19 +214,7 @@ describe('webhooks', () => {
     const id = await completeSession(body, ['sha256', 'sha512']);
     const [message] = await r.until(1);
 
-    const payload = new Webhook(hook.secret).verify(
-      message.body,
-      webhookHeaders(message.headers),
-    ) as {
-      type: string;
-      timestamp: string;
-      data: {
-        id: string;
-        status: string;
-        offset: number;
-        digests: Record<string, { hex: string; base64: string }>;
-      };
-    };
+    const payload = verifiedSession(hook.secret, message);
     expect(payload.type).toBe('session.completed');
     expect(Number.isNaN(Date.parse(payload.timestamp))).toBe(false);
     expect(payload.data).toMatchObject({ id, status: 'succeeded', offset: body.length });
@@ -384,13 +387,7 @@ describe('webhooks', () => {
     await app.close(); // an instance that delivers
     app = await createApiApp(env);
     const [message] = await r.until(1);
-    const payload = new Webhook(hook.secret).verify(
-      message.body,
-      webhookHeaders(message.headers),
-    ) as {
-      type: string;
-      data: { id: string; status: string; digests: Record<string, { hex: string }> };
-    };
+    const payload = verifiedSession(hook.secret, message);
     expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
     expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
     expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
@@ -416,13 +413,7 @@ describe('webhooks', () => {
     receivers.push(back);
     await back.listen(port);
     const [message] = await back.until(1);
-    const payload = new Webhook(hook.secret).verify(
-      message.body,
-      webhookHeaders(message.headers),
-    ) as {
-      data: { id: string };
-    };
-    expect(payload.data.id).toBe(id);
+    expect(verifiedSession(hook.secret, message).data.id).toBe(id);
   });
 
   it("keeps tenants apart: another tenant's endpoints are not found, and its events never reach mine", async () => {
