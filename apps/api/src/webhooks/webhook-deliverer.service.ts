@@ -80,9 +80,14 @@ export class WebhookDeliverer extends PeriodicTask {
     );
   }
 
-  /** Read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth. */
+  /**
+   * Read from PostgreSQL at scrape time, like hashq_jobs: every replica reports the same truth. The
+   * two gauges of one scrape (collected at once) share one query.
+   */
   private registerMetrics(metrics: MetricsService): void {
-    const figures = () => this.deliveries.deliveryFigures();
+    let reading: ReturnType<WebhooksRepository['deliveryFigures']> | undefined;
+    const figures = () =>
+      (reading ??= this.deliveries.deliveryFigures().finally(() => (reading = undefined)));
     new Gauge({
       name: METRIC_NAMES.webhookDeliveries,
       help: `Webhook deliveries by status (PostgreSQL; ended ones are kept ${DELIVERY_RETENTION_DAYS} days)`,
