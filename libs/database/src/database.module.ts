@@ -8,8 +8,9 @@ import { pgErrorSummary } from './pool-guard';
 
 /**
  * The TypeORM connection of an app (the API and the worker, `hashq-api` and `hashq-worker` in
- * pg_stat_activity); it never synchronizes nor runs migrations by itself. A connection PostgreSQL terminates (restart, failover,
- * pg_terminate_backend) is logged, never an uncaught 'error' event.
+ * pg_stat_activity); it never synchronizes nor runs migrations by itself. A connection
+ * PostgreSQL terminates (restart, failover, pg_terminate_backend) is logged, never an uncaught
+ * 'error' event.
  */
 @Module({
   imports: [

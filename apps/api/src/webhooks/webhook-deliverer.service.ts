@@ -69,6 +69,7 @@ export class WebhookDeliverer extends PeriodicTask {
    * now, while it exists (an attempt that then finds the session gone sends it).
    */
   private async keepUnsentBodies(session: DigestSessionRow): Promise<void> {
+    if (session.status === 'uploading') return; // not ended: no session.completed was queued
     const unsent = await this.deliveries.unsent('session.completed', session.id);
     if (unsent.length === 0) return;
     const data = toSessionResponse(session);
