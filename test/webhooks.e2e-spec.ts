@@ -15,6 +15,7 @@ import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 
+import { DigestSessionCleanup } from '../apps/api/src/digest-sessions/digest-session-cleanup.service';
 import { DELIVERY_RETENTION_DAYS } from '../apps/api/src/webhooks/webhook-deliverer.service';
 import { postWebhook } from '../apps/api/src/webhooks/webhook-sender';
 import { WebhooksRepository } from '../apps/api/src/webhooks/webhooks.repository';
@@ -390,6 +391,36 @@ describe('webhooks', () => {
     const payload = verifiedSession(hook.secret, message);
     expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
     expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
+    expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
+  });
+
+  it('a session that expires, and is then deleted, before its session.completed was first sent is still delivered, digests and all', async () => {
+    const { r, url } = await receiver();
+    const hook = await endpoint(url, ['session.completed']);
+    await app.close(); // an instance whose first delivery round would come in 10 minutes
+    app = await createApiApp({ ...env, env: { ...env.env, WEBHOOK_POLL_MS: '600000' } });
+    const body = randomBytes(3000);
+    const id = await completeSession(body, ['sha256', 'sha512']);
+    const idle = (ago: string) =>
+      db.query(`UPDATE digest_sessions SET expires_at = now() - $2::interval WHERE id = $1`, [
+        id,
+        ago,
+      ]);
+    await idle('1 second');
+    await app.get(DigestSessionCleanup).sweep();
+    await http().get(`/v1/digest-sessions/${id}`).set(TUS).expect(410);
+    await idle('2 days'); // past the time an expired session is kept
+    await app.get(DigestSessionCleanup).sweep();
+    await http().get(`/v1/digest-sessions/${id}`).set(TUS).expect(404);
+    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+
+    await app.close(); // an instance that delivers
+    app = await createApiApp(env);
+    const [message] = await r.until(1);
+    const payload = verifiedSession(hook.secret, message);
+    expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
+    expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
+    expect(payload.data.digests.sha512.hex).toBe(createHash('sha512').update(body).digest('hex'));
     expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
   });
 

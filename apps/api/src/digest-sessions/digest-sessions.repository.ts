@@ -426,14 +426,43 @@ export class DigestSessionsRepository {
   }
 
   /**
-   * The cleanup: sessions past their expiry lose their states and digests and stay as 'expired'
-   * (410) for `idleSeconds` more; then the row goes too (404). Returns how many of each.
+   * Ended sessions (succeeded, failed) past their expiry, digests and all, oldest expiry first: the
+   * cleanup shows them to DigestSessionsService's discard listeners before expireEnded drops
+   * their digests.
+   */
+  async endedPastExpiry(limit: number): Promise<DigestSessionRow[]> {
+    const rows: Row[] = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM digest_sessions
+        WHERE expires_at <= now() AND status IN ('succeeded', 'failed')
+        ORDER BY expires_at LIMIT $1`,
+      [limit],
+    );
+    return rows.map(toSession);
+  }
+
+  /** These ended sessions lose their digests and stay as 'expired' (410); returns how many. */
+  async expireEnded(ids: string[]): Promise<number> {
+    for (const id of ids) this.forget(id);
+    return updatedRows<{ id: string }>(
+      await this.dataSource.query(
+        `UPDATE digest_sessions SET status = 'expired', states = NULL, digests = NULL, updated_at = now()
+          WHERE id = ANY($1::uuid[]) AND status IN ('succeeded', 'failed')
+          RETURNING id`,
+        [ids],
+      ),
+    ).length;
+  }
+
+  /**
+   * The rest of the cleanup: uploads past their expiry lose their states and stay as 'expired'
+   * (410) for `idleSeconds` more (ended sessions: expireEnded); then the row goes too (404).
+   * Returns how many of each.
    */
   async sweepExpired(idleSeconds: number): Promise<{ expired: number; deleted: number }> {
     const expired = updatedRows<{ id: string }>(
       await this.dataSource.query(
         `UPDATE digest_sessions SET status = 'expired', states = NULL, digests = NULL, updated_at = now()
-          WHERE expires_at <= now() AND status <> 'expired'
+          WHERE expires_at <= now() AND status = 'uploading'
           RETURNING id`,
       ),
     );

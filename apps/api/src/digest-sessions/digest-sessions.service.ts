@@ -74,7 +74,7 @@ const STATE_INVALID = 'STATE_INVALID' as const;
 export class DigestSessionsService {
   /** Creations and PATCHes that start in one event-loop turn; more wait for the next turns. */
   private readonly starts = new TurnGate(4);
-  private readonly deleteListeners: ((session: DigestSessionRow) => Promise<void>)[] = [];
+  private readonly discardListeners: ((sessions: DigestSessionRow[]) => Promise<void>)[] = [];
 
   constructor(
     private readonly sessions: DigestSessionsRepository,
@@ -124,17 +124,33 @@ export class DigestSessionsService {
   }
 
   /**
-   * `listener` is given every session a DELETE is about to delete, the row as it ends, and the
-   * DELETE waits for it (the webhook deliverer keeps the session.completed bodies not sent yet).
+   * `listener` is given the rows of sessions about to be deleted (DELETE) or to lose their digests
+   * (expiry, see discardExpired), as they are then, and that waits for it (the webhook deliverer
+   * keeps the session.completed bodies not sent yet).
    */
-  beforeDelete(listener: (session: DigestSessionRow) => Promise<void>): void {
-    this.deleteListeners.push(listener);
+  beforeDiscard(listener: (sessions: DigestSessionRow[]) => Promise<void>): void {
+    this.discardListeners.push(listener);
   }
 
   async delete(tenantId: string, id: string): Promise<void> {
     const session = await this.findLive(tenantId, id);
-    for (const listener of this.deleteListeners) await listener(session);
+    for (const listener of this.discardListeners) await listener([session]);
     if (!(await this.sessions.delete(id))) throw this.notFound(id); // deleted by another request meanwhile
+  }
+
+  /**
+   * Ended sessions past their expiry lose their digests, `page` at a time, each page shown to the
+   * discard listeners first; returns how many.
+   */
+  async discardExpired(page = 500): Promise<number> {
+    let expired = 0;
+    for (;;) {
+      const ended = await this.sessions.endedPastExpiry(page);
+      if (ended.length === 0) return expired;
+      for (const listener of this.discardListeners) await listener(ended);
+      expired += await this.sessions.expireEnded(ended.map((session) => session.id));
+      if (ended.length < page) return expired;
+    }
   }
 
   async patch(

@@ -35,7 +35,7 @@ function webhookBody(type: WebhookEvent, endedAt: Date, data: object): string {
  * Sends the webhook deliveries the webhook_event trigger queued, every WEBHOOK_POLL_MS, on every
  * API instance (a delivery is claimed by one; SKIP LOCKED). At least once: a delivery whose sender
  * died is sent again when its claim runs out. The body is made at the first attempt from the
- * resource as GET shows it (`data`; a session deleted before that: at its deletion), kept, and
+ * resource as GET shows it (`data`; a session deleted or expired before that: just before), kept, and
  * sent unchanged by every retry, each signed anew
  * (Standard Webhooks: `webhook-id` stays, `webhook-timestamp` is the time of sending).
  */
@@ -60,23 +60,32 @@ export class WebhookDeliverer extends PeriodicTask {
     sessionsService: DigestSessionsService,
   ) {
     super(logger);
-    sessionsService.beforeDelete((session) => this.keepUnsentBodies(session));
+    sessionsService.beforeDiscard((sessions) => this.keepUnsentBodies(sessions));
     this.registerMetrics(metrics);
   }
 
   /**
-   * A session deleted before its session.completed was first sent: the body is made from the row
-   * now, while it exists (an attempt that then finds the session gone sends it).
+   * Sessions about to be deleted or to lose their digests (expiry) before their session.completed
+   * was first sent: the bodies are made from the rows now, while they are whole (an attempt that
+   * then finds a session gone or expired sends the kept body).
    */
-  private async keepUnsentBodies(session: DigestSessionRow): Promise<void> {
-    if (session.status === 'uploading') return; // not ended: no session.completed was queued
-    const unsent = await this.deliveries.unsent('session.completed', session.id);
-    if (unsent.length === 0) return;
-    const data = toSessionResponse(session);
+  private async keepUnsentBodies(sessions: DigestSessionRow[]): Promise<void> {
+    // an upload not ended has no session.completed queued
+    const ended = new Map(
+      sessions
+        .filter((session) => session.status !== 'uploading')
+        .map((session) => [session.id, session]),
+    );
+    if (ended.size === 0) return;
+    const unsent = await this.deliveries.unsent('session.completed', [...ended.keys()]);
     await this.deliveries.savePayloads(
-      unsent.map(({ id, createdAt }) => ({
+      unsent.map(({ id, resourceId, createdAt }) => ({
         id,
-        payload: webhookBody('session.completed', createdAt, data),
+        payload: webhookBody(
+          'session.completed',
+          createdAt,
+          toSessionResponse(ended.get(resourceId)!),
+        ),
       })),
     );
   }
@@ -177,7 +186,7 @@ export class WebhookDeliverer extends PeriodicTask {
     let body = delivery.payload;
     if (body === null) {
       const data = await this.render(delivery);
-      // kept unless one is already (a deletion may have kept one meanwhile: beforeDelete above)
+      // kept unless one is already (a deletion or expiry may have kept one: keepUnsentBodies)
       body =
         data === null
           ? await this.deliveries.payload(delivery.id)

@@ -235,14 +235,21 @@ export class WebhooksRepository {
     return row?.payload ?? null;
   }
 
-  /** The deliveries of `type` for `resourceId` whose body is not made yet. */
-  async unsent(type: WebhookEvent, resourceId: string): Promise<{ id: string; createdAt: Date }[]> {
-    const rows = await this.sql.rows<{ id: string; created_at: Date }>(
-      `SELECT id, created_at FROM webhook_deliveries
-        WHERE resource_id = $1 AND payload IS NULL AND type = $2`,
-      [resourceId, type],
+  /** The deliveries of `type` for these resources whose body is not made yet. */
+  async unsent(
+    type: WebhookEvent,
+    resourceIds: string[],
+  ): Promise<{ id: string; resourceId: string; createdAt: Date }[]> {
+    const rows = await this.sql.rows<{ id: string; resource_id: string; created_at: Date }>(
+      `SELECT id, resource_id, created_at FROM webhook_deliveries
+        WHERE resource_id = ANY($1::uuid[]) AND payload IS NULL AND type = $2`,
+      [resourceIds, type],
     );
-    return rows.map((row) => ({ id: row.id, createdAt: row.created_at }));
+    return rows.map((row) => ({
+      id: row.id,
+      resourceId: row.resource_id,
+      createdAt: row.created_at,
+    }));
   }
 
   /** Keeps bodies made before a first attempt (keepPayload, many at once). */
