@@ -1,21 +1,13 @@
 import 'reflect-metadata';
 
-import { setFlagsFromString } from 'node:v8';
-
 import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
 import { algorithms, setPoolIdle } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 
+import { initHeapGrowing } from './heap-room';
 import { WorkerModule } from './worker.module';
 
-// A full GC once the old space has grown by 150 % over what the last one kept. V8's default on a
-// machine with GiBs of memory is up to 4x: a batch worker then carries ~60 MiB of dead promoted
-// rows and buffers, and its peak grows with the batch. Below ~30 MB of room, V8 marks again right
-// after each full GC while Buffers churn (an S3 batch's bodies): 70+ full GCs per 10k objects at
-// 60 % (docs/batches.md, "Memory"). A flag given on the command line wins.
-if (!process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'))) {
-  setFlagsFromString('--heap-growing-percent=150');
-}
+initHeapGrowing();
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();

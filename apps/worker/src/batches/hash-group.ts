@@ -7,6 +7,7 @@ import { createHasher, type Hasher, hashFiles } from '@hashq/native';
 import type { SourceFactory, SourceSpec } from '@hashq/sources';
 import { isWithin } from '@hashq/sources/open-beneath';
 
+import { withRemoteHeapRoom } from '../heap-room';
 import { classifyError } from '../job-errors';
 
 export interface GroupSettings {
@@ -53,9 +54,12 @@ export async function hashGroup(
   const files = items.filter((item) => item.source.type === 'file');
   const remote = items.filter((item) => item.source.type !== 'file');
   const fileResults = await hashFileItems(files, settings);
-  const remoteOutcomes = await mapLimited(remote, settings.remoteParallel, (item) =>
-    hashRemoteItem(item, settings),
-  );
+  const remoteOutcomes =
+    remote.length === 0
+      ? []
+      : await withRemoteHeapRoom(() =>
+          mapLimited(remote, settings.remoteParallel, (item) => hashRemoteItem(item, settings)),
+        );
   const results = fileResults.map((result, i) => verify(result, files[i]));
   const promoted: PromotedItem[] = [];
   remoteOutcomes.forEach((outcome, i) => {
