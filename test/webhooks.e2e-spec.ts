@@ -373,34 +373,55 @@ describe('webhooks', () => {
     expect(m.get('hashq_webhook_oldest_pending_seconds')).toBe(0);
   });
 
+  /** From now on, an instance whose first delivery round would come in 10 minutes. */
+  const withoutDeliveries = async () => {
+    await app.close();
+    app = await createApiApp({ ...env, env: { ...env.env, WEBHOOK_POLL_MS: '600000' } });
+  };
+
+  /**
+   * The session's session.completed, still pending, is delivered once an instance that delivers
+   * runs: signed, the session as it succeeded, its digests as Node computes them.
+   */
+  const deliveredLater = async (
+    hook: { id: string; secret: string },
+    r: Receiver,
+    session: { id: string; body: Buffer; algorithms: string[] },
+  ) => {
+    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    await app.close();
+    app = await createApiApp(env);
+    const [message] = await r.until(1);
+    const payload = verifiedSession(hook.secret, message);
+    expect(payload).toMatchObject({
+      type: 'session.completed',
+      data: { id: session.id, status: 'succeeded' },
+    });
+    for (const algorithm of session.algorithms)
+      expect(payload.data.digests[algorithm].hex).toBe(
+        createHash(algorithm).update(session.body).digest('hex'),
+      );
+    expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
+  };
+
   it('a session deleted before its session.completed was first sent is still delivered, digests and all', async () => {
     const { r, url } = await receiver();
     const hook = await endpoint(url, ['session.completed']);
-    // an instance whose first delivery round would come in 10 minutes: the DELETE comes first
-    await app.close();
-    app = await createApiApp({ ...env, env: { ...env.env, WEBHOOK_POLL_MS: '600000' } });
+    await withoutDeliveries(); // the DELETE comes first
     const body = randomBytes(2000);
     const id = await completeSession(body, ['sha256']);
     await http().delete(`/v1/digest-sessions/${id}`).set(TUS).expect(204);
     await http().get(`/v1/digest-sessions/${id}`).set(TUS).expect(404);
-    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
-
-    await app.close(); // an instance that delivers
-    app = await createApiApp(env);
-    const [message] = await r.until(1);
-    const payload = verifiedSession(hook.secret, message);
-    expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
-    expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
-    expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
+    await deliveredLater(hook, r, { id, body, algorithms: ['sha256'] });
   });
 
   it('a session that expires, and is then deleted, before its session.completed was first sent is still delivered, digests and all', async () => {
     const { r, url } = await receiver();
     const hook = await endpoint(url, ['session.completed']);
-    await app.close(); // an instance whose first delivery round would come in 10 minutes
-    app = await createApiApp({ ...env, env: { ...env.env, WEBHOOK_POLL_MS: '600000' } });
+    await withoutDeliveries(); // the expiry and the cleanup come first
     const body = randomBytes(3000);
-    const id = await completeSession(body, ['sha256', 'sha512']);
+    const algorithms = ['sha256', 'sha512'];
+    const id = await completeSession(body, algorithms);
     const idle = (ago: string) =>
       db.query(`UPDATE digest_sessions SET expires_at = now() - $2::interval WHERE id = $1`, [
         id,
@@ -412,16 +433,7 @@ describe('webhooks', () => {
     await idle('2 days'); // past the time an expired session is kept
     await app.get(DigestSessionCleanup).sweep();
     await http().get(`/v1/digest-sessions/${id}`).set(TUS).expect(404);
-    expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'pending', attempts: 0 });
-
-    await app.close(); // an instance that delivers
-    app = await createApiApp(env);
-    const [message] = await r.until(1);
-    const payload = verifiedSession(hook.secret, message);
-    expect(payload).toMatchObject({ type: 'session.completed', data: { id, status: 'succeeded' } });
-    expect(payload.data.digests.sha256.hex).toBe(createHash('sha256').update(body).digest('hex'));
-    expect(payload.data.digests.sha512.hex).toBe(createHash('sha512').update(body).digest('hex'));
-    expect(await newest(hook.id, 'delivered')).toMatchObject({ attempts: 1, lastStatus: 204 });
+    await deliveredLater(hook, r, { id, body, algorithms });
   });
 
   it('a delivery that finds the receiver down is delivered by another API instance once it is up', async () => {
