@@ -7,9 +7,10 @@ import { setFlagsFromString } from 'node:v8';
  */
 const FILE_PERCENT = 60;
 /**
- * While remote items are read: V8 marks again right after each full GC while Buffers churn (each
- * node:http body piece is a new one) when the GC left less than ~30 MB of room, and 60 % of the
- * worker's ~35 MB is 21: an S3 batch ran a full GC every 130 ms (docs/batches.md, "Memory").
+ * While remote items are read: with thousands of short responses churning Buffers, V8 marks again
+ * right after each full GC when that GC left less than ~30 MB of room, and 60 % of the worker's
+ * ~35 MB is 21: an S3 batch ran a full GC every 130 ms (docs/batches.md, "Memory"). One long
+ * download does not (a job's: 60 % stays).
  */
 const REMOTE_PERCENT = 150;
 

@@ -35,9 +35,9 @@ function webhookBody(type: WebhookEvent, endedAt: Date, data: object): string {
  * Sends the webhook deliveries the webhook_event trigger queued, every WEBHOOK_POLL_MS, on every
  * API instance (a delivery is claimed by one; SKIP LOCKED). At least once: a delivery whose sender
  * died is sent again when its claim runs out. The body is made at the first attempt from the
- * resource as GET shows it (`data`; a session deleted or expired before that: just before), kept, and
- * sent unchanged by every retry, each signed anew
- * (Standard Webhooks: `webhook-id` stays, `webhook-timestamp` is the time of sending).
+ * resource as GET shows it (`data`; a session deleted or expired before that: just before), kept,
+ * and sent unchanged by every retry, each signed anew (Standard Webhooks: `webhook-id` stays,
+ * `webhook-timestamp` is the time of sending).
  */
 @Injectable()
 export class WebhookDeliverer extends PeriodicTask {
