@@ -15,24 +15,25 @@ const FILE_PERCENT = 60;
 const REMOTE_PERCENT = 150;
 
 let remoteRuns = 0;
-/** The command line named the flag: it wins, and is never changed here. */
-let fixed = false;
+/** The factor is this module's to change: set by initHeapGrowing, not named on the command line. */
+let managed = false;
 
-/** Sets the worker's factor, unless `execArgv` names one. Called once, before anything runs. */
-export function initHeapGrowing(execArgv: readonly string[] = process.execArgv): void {
-  fixed = execArgv.some((arg) => arg.startsWith('--heap-growing-percent'));
-  if (!fixed) setFlagsFromString(`--heap-growing-percent=${FILE_PERCENT}`);
+/** Sets the worker's factor, unless its command line names one. Called once, before anything runs. */
+export function initHeapGrowing(): void {
+  managed = !process.execArgv.some((arg) => arg.startsWith('--heap-growing-percent'));
+  if (managed) setFlagsFromString(`--heap-growing-percent=${FILE_PERCENT}`);
 }
 
 /**
  * Runs `read` (remote items read) with the room REMOTE_PERCENT gives; the factor goes back once
- * no such read is under way. V8 reads the flag at each full GC.
+ * no such read is under way. V8 reads the flag at each full GC. Outside a worker that called
+ * initHeapGrowing (a test's process), it only runs `read`.
  */
 export async function withRemoteHeapRoom<T>(read: () => Promise<T>): Promise<T> {
-  if (!fixed && remoteRuns++ === 0) setFlagsFromString(`--heap-growing-percent=${REMOTE_PERCENT}`);
+  if (managed && remoteRuns++ === 0) setFlagsFromString(`--heap-growing-percent=${REMOTE_PERCENT}`);
   try {
     return await read();
   } finally {
-    if (!fixed && --remoteRuns === 0) setFlagsFromString(`--heap-growing-percent=${FILE_PERCENT}`);
+    if (managed && --remoteRuns === 0) setFlagsFromString(`--heap-growing-percent=${FILE_PERCENT}`);
   }
 }
