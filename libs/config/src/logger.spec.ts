@@ -80,6 +80,34 @@ describe('createLogger: secrets and request context', () => {
     });
   });
 
+  it('redacts inside errors and child bindings, keeps the error whole and the logged object as it was', async () => {
+    const out = new Sink();
+    const log = createLogger('api', 'info', { isTTY: false, destination: out });
+    const failure = Object.assign(new Error('query failed'), { code: '42P01', parameters: ['s7'] });
+    class Inherited extends Error {}
+    Object.defineProperty(Inherited.prototype, 'secret', { value: 's10', enumerable: true });
+    const logged = { err: failure, job: { id: 'j1', lease: { token: 's8' } } };
+    log.child({ tenant: { id: 't1', apiKey: 's9' } }).error(logged, 'failed');
+    log.error(
+      { err: new Inherited('inherited') },
+      'pino copies inherited enumerable keys of errors',
+    );
+    await tick();
+    const [text, second] = out.lines();
+    for (const secret of ['s7', 's8', 's9', 's10']) expect(text + second).not.toContain(secret);
+    expect(JSON.parse(text)).toMatchObject({
+      err: { type: 'Error', message: 'query failed', code: '42P01', parameters: '[redacted]' },
+      job: { id: 'j1', lease: { token: '[redacted]' } },
+      tenant: { id: 't1', apiKey: '[redacted]' },
+    });
+    expect((JSON.parse(text) as { err: { stack: string } }).err.stack).toContain('query failed');
+    expect(JSON.parse(second)).toMatchObject({
+      err: { type: 'Inherited', message: 'inherited', secret: '[redacted]' },
+    });
+    expect(failure.parameters).toEqual(['s7']);
+    expect(logged.job.lease.token).toBe('s8');
+  });
+
   it('adds the fields of logContext to every line written inside it, and only there', async () => {
     const out = new Sink();
     const log = createLogger('api', 'info', { isTTY: false, destination: out });
