@@ -70,8 +70,9 @@ function redactSecrets<T extends object>(fields: T): T {
 }
 
 /**
- * `logger` whose children, and theirs, get censored bindings: pino applies `formatters.bindings`
- * to the root's only. A child is created from its parent's prototype, so it inherits this child().
+ * `logger` whose children, and theirs, get censored bindings (pino applies `formatters.bindings`
+ * to the root's own only). A child is created from its parent's prototype, so it inherits this
+ * child().
  */
 function withCensoredChildren(logger: Logger): Logger {
   const child = logger.child;
@@ -93,7 +94,7 @@ export function createLogger(name: string, level: LogLevel, output: LogOutput = 
     level,
     base: { pid: process.pid, service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { log: redactSecrets, bindings: redactSecrets },
+    formatters: { log: redactSecrets }, // the bindings: withCensoredChildren
     mixin: () => logContext.getStore() ?? {},
   };
   if (!isTTY)
