@@ -3,20 +3,17 @@ import { PeriodicTask } from '@hashq/jobs';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Logger } from 'pino';
 
-import { DigestSessionsRepository } from './digest-sessions.repository';
 import { DigestSessionsService } from './digest-sessions.service';
 
 /**
  * Every DIGEST_SESSION_CLEANUP_SECONDS, the hash states and digests of sessions idle past their
- * expiry are deleted (ended ones through DigestSessionsService.discardExpired, whose listeners see
- * them first; the rest: DigestSessionsRepository.sweepExpired). Every API instance sweeps; the
- * statements are idempotent, so instances sweeping at once do no harm.
+ * expiry are deleted (DigestSessionsService.expire). Every API instance sweeps; the statements are
+ * idempotent, so instances sweeping at once do no harm.
  */
 @Injectable()
 export class DigestSessionCleanup extends PeriodicTask {
   constructor(
-    private readonly sessions: DigestSessionsRepository,
-    private readonly service: DigestSessionsService,
+    private readonly sessions: DigestSessionsService,
     @Inject(HASHQ_CONFIG) private readonly config: HashqConfig,
     @Inject(HASHQ_LOGGER) logger: Logger,
   ) {
@@ -33,11 +30,8 @@ export class DigestSessionCleanup extends PeriodicTask {
   }
 
   protected async run(): Promise<void> {
-    const ended = await this.service.discardExpired();
-    const swept = await this.sessions.sweepExpired(this.config.digestSessionExpiresSeconds);
-    const figures = { ...swept, expired: swept.expired + ended };
-    if (figures.expired > 0 || figures.deleted > 0)
-      this.logger.info(figures, 'digest sessions expired');
+    const swept = await this.sessions.expire(this.config.digestSessionExpiresSeconds);
+    if (swept.expired > 0 || swept.deleted > 0) this.logger.info(swept, 'digest sessions expired');
   }
 
   protected failure(): { message: string } {

@@ -125,7 +125,7 @@ export class DigestSessionsService {
 
   /**
    * `listener` is given the rows of sessions about to be deleted (DELETE) or to lose their digests
-   * (expiry, see discardExpired), as they are then, and that waits for it (the webhook deliverer
+   * (expiry, see expire), as they are then, and that waits for it (the webhook deliverer
    * keeps the session.completed bodies not sent yet).
    */
   beforeDiscard(listener: (sessions: DigestSessionRow[]) => Promise<void>): void {
@@ -139,10 +139,21 @@ export class DigestSessionsService {
   }
 
   /**
+   * The cleanup: sessions past their expiry lose their states and digests and stay as 'expired'
+   * (410) for `idleSeconds` more, then the row goes too (404). Ended ones are shown to the discard
+   * listeners first (discardExpired). Returns how many of each.
+   */
+  async expire(idleSeconds: number): Promise<{ expired: number; deleted: number }> {
+    const ended = await this.discardExpired();
+    const swept = await this.sessions.sweepExpired(idleSeconds);
+    return { expired: ended + swept.expired, deleted: swept.deleted };
+  }
+
+  /**
    * Ended sessions past their expiry lose their digests, `page` at a time, each page shown to the
    * discard listeners first; returns how many.
    */
-  async discardExpired(page = 500): Promise<number> {
+  private async discardExpired(page = 500): Promise<number> {
     let expired = 0;
     for (;;) {
       const ended = await this.sessions.endedPastExpiry(page);
