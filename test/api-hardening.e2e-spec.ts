@@ -185,7 +185,7 @@ describe('HTTP hardening (e2e)', () => {
     it.each([
       ['GET /v1/jobs', () => http().get('/v1/jobs')],
       [
-        'POST /v1/jobs (the context survives the body parser)',
+        'POST /v1/jobs (its body read first)',
         () =>
           http()
             .post('/v1/jobs')

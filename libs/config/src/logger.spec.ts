@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { setImmediate as tick } from 'node:timers/promises';
 
-import { createLogger, logContext } from './logger';
+import { createLogger } from './logger';
 
 /** A destination that keeps what it is given, split into lines. */
 class Sink extends Writable {
@@ -106,23 +106,5 @@ describe('createLogger: secrets and request context', () => {
     });
     expect(failure.parameters).toEqual(['s7']);
     expect(logged.job.lease.token).toBe('s8');
-  });
-
-  it('adds the fields of logContext to every line written inside it, and only there', async () => {
-    const out = new Sink();
-    const log = createLogger('api', 'info', { isTTY: false, destination: out });
-    await logContext.run({ requestId: 'r-1' }, async () => {
-      log.info('inside');
-      await tick();
-      log.child({ jobId: 'j1' }).info('inside, later');
-    });
-    log.info('outside');
-    await tick();
-    const lines = out.lines().map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(lines.map((line) => [line.msg, line.requestId])).toEqual([
-      ['inside', 'r-1'],
-      ['inside, later', 'r-1'],
-      ['outside', undefined],
-    ]);
   });
 });

@@ -1,5 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 import { build as prettyStream } from 'pino-pretty';
@@ -15,12 +13,6 @@ export interface LogOutput {
 
 /** The time of every line of every service, also in the pretty form: ISO 8601 UTC (pino's isoTime). */
 const PRETTY_TIME = "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'";
-
-/**
- * Fields that every line logged within one unit of work carries, whichever logger writes it: the
- * API runs each request in `logContext.run({ requestId }, …)`, so a service's line has the id too.
- */
-export const logContext = new AsyncLocalStorage<Readonly<Record<string, unknown>>>();
 
 /**
  * Fields never written, at the top level or two levels down: hash states (a plaintext tail of the
@@ -84,8 +76,10 @@ function withCensoredChildren(logger: Logger): Logger {
 
 /**
  * The log of a service: one JSON object per line, or readable lines (pino-pretty) on a terminal.
- * `name` (api, worker, …) is on every line, and the fields of `logContext`; SECRET_FIELDS are
- * replaced by "[redacted]" in case one is ever logged.
+ * `name` (api, worker, …) is on every line; SECRET_FIELDS are replaced by "[redacted]" in case
+ * one is ever logged. A line names what it is about in its own fields (requestId, jobId, …): no
+ * async context (AsyncLocalStorage), which on Node 20 hooks every promise of the process and
+ * cost the API about a tenth of its CPU (README, "Small jobs").
  */
 export function createLogger(name: string, level: LogLevel, output: LogOutput = {}): Logger {
   const isTTY = output.isTTY ?? Boolean(process.stdout.isTTY);
@@ -95,7 +89,6 @@ export function createLogger(name: string, level: LogLevel, output: LogOutput = 
     base: { pid: process.pid, service: name },
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { log: redactSecrets }, // the bindings: withCensoredChildren
-    mixin: () => logContext.getStore() ?? {},
   };
   if (!isTTY)
     return withCensoredChildren(

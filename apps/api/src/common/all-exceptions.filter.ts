@@ -54,12 +54,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const { status, body } = this.describe(exception);
+    const requestId = requestIdOf(response);
     if (status === HttpStatus.SERVICE_UNAVAILABLE)
-      this.logger.warn({ err: (exception as Error).message }, 'database unavailable');
-    else if (status >= 500) this.logger.error({ err: exception }, 'unhandled error');
+      this.logger.warn({ requestId, err: (exception as Error).message }, 'database unavailable');
+    else if (status >= 500) this.logger.error({ requestId, err: exception }, 'unhandled error');
     if (response.headersSent) return;
     const bounded = boundedBody(body);
-    const requestId = requestIdOf(response);
     response.status(status).json(requestId ? { error: { ...bounded.error, requestId } } : bounded);
   }
 

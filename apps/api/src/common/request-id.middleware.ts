@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 
-import { logContext } from '@hashq/config';
 import type { NextFunction, Request, Response } from 'express';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -19,9 +18,8 @@ export function requestIdOf(res: Response): string | undefined {
 
 /**
  * Gives every request an id: the client's sane X-Request-Id, or a new UUID. It is echoed in the
- * X-Request-Id response header, put in every error body (AllExceptionsFilter) and, through
- * logContext, in every log line written while the request is served (body-parser 2 keeps the
- * async context across the body's events; test/api-hardening.e2e-spec.ts checks it).
+ * X-Request-Id response header and put in every error body (AllExceptionsFilter), in the request's
+ * log line (requestLogger) and in the filter's lines about it.
  */
 export function requestId() {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -30,6 +28,6 @@ export function requestId() {
       typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.locals.requestId = id;
     res.setHeader(REQUEST_ID_HEADER, id);
-    logContext.run({ requestId: id }, next);
+    next();
   };
 }
