@@ -58,7 +58,7 @@ describe('createLogger', () => {
   });
 });
 
-describe('createLogger: secrets and request context', () => {
+describe('createLogger: secrets', () => {
   it('redacts credentials at the top level and two levels down', async () => {
     const out = new Sink();
     const log = createLogger('api', 'info', { isTTY: false, destination: out });
