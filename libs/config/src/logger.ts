@@ -37,8 +37,8 @@ const CENSOR = '[redacted]';
  * `value` with every SECRET_FIELDS key at most `levels` below it censored. It runs before pino's
  * serializers and walks what they write: enumerable keys, inherited ones too (pino's err
  * serializer copies those). What it changes is copied with its prototype (an Error stays one);
- * the rest is shared. Our own walk, not pino's `redact`, whose `*.field` paths cost 30–40 µs a
- * line against 5 (README, "Small jobs").
+ * the rest is shared. Our own walk, not pino's `redact`: its `*.field` paths visit every value of
+ * every line (README, "Small jobs", "Log lines").
  */
 function censored<T>(value: T, levels: number): T {
   if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
@@ -78,8 +78,8 @@ function withCensoredChildren(logger: Logger): Logger {
  * The log of a service: one JSON object per line, or readable lines (pino-pretty) on a terminal.
  * `name` (api, worker, …) is on every line; SECRET_FIELDS are replaced by "[redacted]" in case
  * one is ever logged. A line names what it is about in its own fields (requestId, jobId, …): no
- * async context (AsyncLocalStorage), which on Node 20 hooks every promise of the process and
- * cost the API about a tenth of its CPU (README, "Small jobs").
+ * async context (AsyncLocalStorage), which on Node 20 hooks every promise of the process (README,
+ * "Small jobs", "No async context in the API").
  */
 export function createLogger(name: string, level: LogLevel, output: LogOutput = {}): Logger {
   const isTTY = output.isTTY ?? Boolean(process.stdout.isTTY);
