@@ -37,6 +37,7 @@
         "src/keccak_rv64.c",
         "src/ascon_rv64.c",
         "src/file_io.c",
+        "src/file_map.c",
         "src/socket_io.c",
         "binding/addon.cc",
         "binding/args.cc",

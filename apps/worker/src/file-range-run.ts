@@ -59,9 +59,9 @@ function marker(length: number): Buffer {
 }
 
 /**
- * The read/hash loop of a local file: each range of `rangeBytes` is read with pread from the
- * descriptor opened beneath the roots (never the path again) and hashed into every hasher on ONE
- * libuv pool thread, in a small buffer that stays in that core's cache. As the stream loop reads a
+ * The read/hash loop of a local file: each range of `rangeBytes` is read from the descriptor opened
+ * beneath the roots (never the path again) and hashed into every hasher on ONE libuv pool thread
+ * (updateFromFile: from a mapping of the page cache, or pread into a small buffer). As the stream loop reads a
  * chunk ahead, the next range starts as soon as one ends (its bytes count as read), so the work
  * between ranges (checkpoint, heartbeat, cancel checks) overlaps hashing; a checkpoint uses the
  * states captured when the range ended. The ReadGuard watches each range as it watches a chunk

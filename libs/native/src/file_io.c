@@ -7,6 +7,8 @@
  * caller (the file sources' fast path). All run on the caller's thread: the binding calls them on
  * a libuv pool thread, so one core reads a piece into a small buffer and
  * hashes it while it is still in that core's cache (README, "File input").
+ * On 64-bit Linux, long ranges of a regular file are hashed from a mapping
+ * of the page cache instead, with no copy (file_map.c).
  */
 #define _GNU_SOURCE 1
 
@@ -28,10 +30,10 @@
 #endif
 #endif
 
+#include "file_map.h"
 #include "hashq.h"
 
-/* Absorbs p[0..n) into every context (two of a kind interleaved). */
-static void absorb(hq_ctx *const *ctxs, size_t count, const uint8_t *p,
+void hq_absorb(hq_ctx *const *ctxs, size_t count, const uint8_t *p,
                    size_t n) {
   size_t i = 0;
   if (count == 2 && hq_pairable(ctxs[0], ctxs[1])) {
@@ -48,6 +50,13 @@ int64_t hq_update_fd(hq_ctx *const *ctxs, size_t count, int fd,
   if (buflen == 0) return -EINVAL;
   if (offset > (uint64_t)INT64_MAX || length > (uint64_t)INT64_MAX - offset)
     return -EINVAL;
+  /* as much as a mapping can give (all of it, or up to where the file
+   * shrank under it: the rest then goes through pread, which tells) */
+  if (length >= HQ_MAP_MIN_BYTES) {
+    int64_t mapped = hq_update_mapped(ctxs, count, fd, offset, length);
+    if (mapped < 0) return mapped;
+    done = (uint64_t)mapped;
+  }
   while (done < length) {
     uint64_t left = length - done;
     size_t want = left < buflen ? (size_t)left : buflen;
@@ -57,7 +66,7 @@ int64_t hq_update_fd(hq_ctx *const *ctxs, size_t count, int fd,
       return -(int64_t)errno;
     }
     if (got == 0) break; /* end of file */
-    absorb(ctxs, count, buf, (size_t)got);
+    hq_absorb(ctxs, count, buf, (size_t)got);
     done += (uint64_t)got;
   }
   return (int64_t)done;
@@ -168,7 +177,7 @@ int hq_hash_file_at(int dirfd, const char *name, unsigned flags,
       goto out;
     }
     if (got == 0) break;
-    absorb(ctxs, count, buf, (size_t)got);
+    hq_absorb(ctxs, count, buf, (size_t)got);
     done += (uint64_t)got;
   }
   if (fstat(fd, &after) != 0) {

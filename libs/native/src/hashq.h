@@ -114,9 +114,12 @@ uint32_t hq_crc32c(uint32_t crc, const uint8_t *p, size_t n);
  * caller's thread and read into buf (buflen > 0 bytes, reused), so each
  * piece is hashed while it is hot in this core's cache. */
 
-/* Reads [offset, offset + length) of fd with pread and absorbs each piece
- * into every one of the count contexts (distinct). Returns the bytes
- * absorbed (fewer than length: end of file) or a negated errno. */
+/* Reads [offset, offset + length) of fd and absorbs each piece into every
+ * one of the count contexts (distinct): from a mapping of the page cache
+ * when the range is long and fd a regular file on 64-bit Linux (a file
+ * that shrinks meanwhile is handled: src/file_map.c), else with pread into
+ * buf. Returns the bytes absorbed (fewer than length: end of file) or a
+ * negated errno. */
 int64_t hq_update_fd(hq_ctx *const *ctxs, size_t count, int fd,
                      uint64_t offset, uint64_t length, uint8_t *buf,
                      size_t buflen);

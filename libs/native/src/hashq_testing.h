@@ -1,7 +1,7 @@
 /*
  * hashq — hooks for tests and benchmarks, beside the public API (hashq.h):
  * hiding CPU features from dispatch, so one machine runs every code path it
- * has, and the CPU's cycle counter.
+ * has, the CPU's cycle counter, and hq_update_fd's mapped reads.
  */
 #ifndef HASHQ_TESTING_H
 #define HASHQ_TESTING_H
@@ -31,6 +31,13 @@ uint32_t hq_cpu_detected(void);
 /* CPU cycle counter (rdtsc / cntvct_el0 / rdcycle→rdtime / monotonic ns). */
 uint64_t hq_cpucycles(void);
 const char *hq_cpucycles_source(void);
+
+/* hq_update_fd's mapped reads (src/file_map.c): off (enabled 0: pread
+ * only) or on, and on_mapped (NULL: none) called with the descriptor and
+ * arg once a window of the file is mapped, before any of it is read (tests
+ * shrink the file there). */
+void hq_testing_file_map(int enabled, void (*on_mapped)(int fd, void *arg),
+                         void *arg);
 
 #ifdef __cplusplus
 }

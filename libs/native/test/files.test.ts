@@ -141,6 +141,37 @@ describe('updateFromFile', () => {
       expect(h.busy).toBe(false);
     }
   });
+
+  test('a file shrunk during the read: the process lives, the hashers hold exactly the bytes counted', async () => {
+    // Six sha3-512 hashers slow the read to tens of MB/s, so the file is (almost always) cut
+    // while the pool thread reads it from a mapping: the page past the new end raises SIGBUS,
+    // from which the addon recovers (README, "Mapped reads"). Whenever the cut lands, the count
+    // lies between the new size and the range, and the digests are those of that many bytes.
+    const big = path.join(dir, 'shrinking.bin');
+    const content = crypto.randomBytes(48 << 20);
+    fs.writeFileSync(big, content);
+    const cut = (3 << 20) + 77;
+    for (const offset of [0, 5000]) {
+      fs.writeFileSync(big, content);
+      const own = fs.openSync(big, 'r+');
+      try {
+        const hashers = Array.from({ length: 6 }, () => lib.createHasher('sha3-512'));
+        const running = lib.updateFromFile(hashers, own, offset, content.length - offset);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        fs.ftruncateSync(own, cut);
+        const got = await running;
+        expect(got).toBeGreaterThanOrEqual(cut - offset);
+        expect(got).toBeLessThan(content.length - offset);
+        const want = oracle('sha3-512', content.subarray(offset, offset + got))!.toString('hex');
+        for (const h of hashers)
+          expect([offset, h.digest().toString('hex')]).toEqual([offset, want]);
+        expect(hashers[0].bytesHashed).toBe(got);
+      } finally {
+        fs.closeSync(own);
+      }
+    }
+    fs.rmSync(big);
+  });
 });
 
 describe('hashFiles', () => {

@@ -449,6 +449,10 @@ int main(int argc, char **argv) {
     }
     if (portable) break;
   }
+  if (hq_test_file_map) {
+    hq_dispatch_init(0);
+    failures += (unsigned long)hq_test_file_map();
+  }
   for (size_t i = 0; i < sizeof required / sizeof required[0]; i++) {
     if (hq_find(required[i]) < 0) {
       printf("missing algorithm: %s\n", required[i]);
