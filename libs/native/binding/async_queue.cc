@@ -42,9 +42,10 @@ class DrainWorker : public Napi::AsyncWorker {
                  b_->data.len);
       q_->paired += 2;
     } else if (a_ && a_->parts.empty()) {
-      hq_update(a_->ctx, a_->data.data, a_->data.len);
+      // the bytes were written by the JS thread, on another core: prefetched
+      hq_update_cold(a_->ctx, a_->data.data, a_->data.len);
     } else if (a_) {
-      for (const Bytes &part : a_->parts) hq_update(a_->ctx, part.data, part.len);
+      for (const Bytes &part : a_->parts) hq_update_cold(a_->ctx, part.data, part.len);
     }
   }
 

@@ -1,9 +1,8 @@
 /*
  * Long ranges of a regular file hashed from a mapping of the page cache
  * (64-bit Linux): no copy into a buffer, and the bytes a few KiB ahead are
- * prefetched while these are hashed, since the hardware prefetcher alone
- * leaves the SHA extensions' loop waiting for memory (README, "File
- * input": the figures).
+ * prefetched while these are hashed (hq_update_cold: README, "Mapped
+ * reads", has the figures).
  *
  * A page of the mapping past the end of a file that shrank under it raises
  * SIGBUS. A handler, installed once and chaining to the one before it,
@@ -39,11 +38,6 @@
 #define MAP_WINDOW ((size_t)8 << 20)
 /* The contexts are saved before each piece (a fault rolls back to it). */
 #define MAP_PIECE ((size_t)256 << 10)
-/* Hashed a step at a time, each after prefetching the one PREFETCH bytes
- * ahead: a few lines at a time keep the core's line fill buffers free
- * (a whole page at once stalls on them). */
-#define MAP_STEP ((size_t)1024)
-#define MAP_PREFETCH ((size_t)4096)
 
 static _Atomic int map_enabled = 1;
 static void (*_Atomic map_hook)(int fd, void *arg);
@@ -144,11 +138,11 @@ static size_t absorb_window(hq_ctx *const *ctxs, size_t count, uint8_t *saved,
     const uint8_t *q = p + done;
     for (size_t i = 0; i < count; i++)
       memcpy(saved + i * HQ_CTX_SIZE, ctxs[i], HQ_CTX_SIZE);
-    for (size_t at = 0; at < piece; at += MAP_STEP) {
-      size_t step = piece - at < MAP_STEP ? piece - at : MAP_STEP;
-      /* a prefetch past the mapping's end is harmless: it never faults */
-      for (size_t k = 0; k < MAP_STEP; k += 64)
-        __builtin_prefetch(q + at + MAP_PREFETCH + k, 0, 3);
+    /* as hq_update_cold does, for every context at each step */
+    for (size_t at = 0; at < piece; at += HQ_COLD_STEP) {
+      size_t step = piece - at < HQ_COLD_STEP ? piece - at : HQ_COLD_STEP;
+      for (size_t k = 0; k < HQ_COLD_STEP; k += 64)
+        __builtin_prefetch(q + at + HQ_COLD_AHEAD + k, 0, 3);
       hq_absorb(ctxs, count, q + at, step);
     }
     done += piece;

@@ -82,6 +82,15 @@ void hq_update(hq_ctx *ctx, const uint8_t *data, size_t len);
  * same either way; a and b must be different contexts. */
 void hq_update2(hq_ctx *a, const uint8_t *ina, size_t lena, hq_ctx *b,
                 const uint8_t *inb, size_t lenb);
+/* hq_update for bytes this core is unlikely to hold in its caches (written
+ * by another thread, or a mapping of the page cache): in HQ_COLD_STEP
+ * steps, each after prefetching the bytes HQ_COLD_AHEAD further on. The
+ * hardware prefetcher alone leaves a latency-bound block loop (SHA-NI)
+ * waiting for memory; a few lines at a time keep the core's line fill
+ * buffers free (a whole page at once stalls on them). */
+#define HQ_COLD_STEP 1024
+#define HQ_COLD_AHEAD 4096
+void hq_update_cold(hq_ctx *ctx, const uint8_t *data, size_t len);
 /* 1 when hq_update2 interleaves a and b (distinct contexts whose
  * algorithms share a two-message block function on this CPU's path). */
 int hq_pairable(const hq_ctx *a, const hq_ctx *b);
