@@ -34,7 +34,7 @@
 #include "hashq.h"
 
 void hq_absorb(hq_ctx *const *ctxs, size_t count, const uint8_t *p,
-                   size_t n) {
+               size_t n) {
   size_t i = 0;
   if (count == 2 && hq_pairable(ctxs[0], ctxs[1])) {
     hq_update2(ctxs[0], p, n, ctxs[1], p, n);
