@@ -2,7 +2,7 @@
  * Graceful stop, fencing, source changes and cancel, with real worker
  * processes on real PostgreSQL + Redis. Digests are compared with Node's crypto.
  */
-import { open } from 'node:fs/promises';
+import { open, truncate } from 'node:fs/promises';
 
 import { jobStateBinding, StateSealer } from '@hashq/crypto';
 import { dataSourceOptions } from '@hashq/database';
@@ -222,6 +222,38 @@ describe('worker recovery (real processes)', () => {
       actual: { size: 128 * MiB },
     });
     expect(done.attempts).toBe(2); // permanent: no retry
+  }, 120_000);
+
+  it('a file cut short while the worker hashes it from a mapping: SOURCE_CHANGED, the worker goes on', async () => {
+    const path = await env.createFile('shrinking.bin', 40);
+    // One 32 MiB range, which the worker hashes from a mapping of the file; photon-beetle does about
+    // 9 MB/s, so the range takes seconds and the cut, half a second in, lands inside it well
+    // before the hashing reaches the new end, where the page past it raises SIGBUS
+    // (libs/native/README.md, "Mapped reads").
+    const id = await env.submit(path, ['photonbeetlehash256']);
+    const worker = env.startWorker({
+      ...settings,
+      CHUNK_BYTES: String(32 * MiB),
+      CHECKPOINT_BYTES: String(32 * MiB),
+    });
+    await env.waitForJob(id, (job) => job.status === 'running', worker);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const cut = 16 * MiB + 77;
+    await truncate(path, cut);
+    const done = await env.waitForJob(id, hasFinished, worker);
+    expect(done).toMatchObject({ status: 'failed', error_code: 'SOURCE_CHANGED', digests: null });
+    // hashed exactly up to the new end: the fault rolled the hashers back, pread found the end
+    expect(done.error_details).toMatchObject({
+      size: 40 * MiB,
+      bytesHashed: cut,
+      changed: expect.arrayContaining(['size']),
+    });
+    expect(worker.running).toBe(true);
+    // the same process hashes the next file right
+    const next = await env.createFile('after.bin', 3);
+    const again = await env.waitForJob(await env.submit(next, ['sha256']), hasFinished, worker);
+    expect(again.digests?.sha256.hex).toBe(await fileDigest('sha256', next));
+    await worker.stop();
   }, 120_000);
 
   it('a PostgreSQL connection killed mid-job is a transient error: retried with backoff, resumed from the checkpoint', async () => {
