@@ -61,12 +61,12 @@ function marker(length: number): Buffer {
 /**
  * The read/hash loop of a local file: each range of `rangeBytes` is read from the descriptor opened
  * beneath the roots (never the path again) and hashed into every hasher on ONE libuv pool thread
- * (updateFromFile: from a mapping of the page cache, or pread into a small buffer). As the stream loop reads a
- * chunk ahead, the next range starts as soon as one ends (its bytes count as read), so the work
- * between ranges (checkpoint, heartbeat, cancel checks) overlaps hashing; a checkpoint uses the
- * states captured when the range ended. The ReadGuard watches each range as it watches a chunk
- * (cancel, SOURCE_TOO_SLOW, SOURCE_TOO_LARGE). A short read (the file shrank) ends the loop; the
- * run's end-of-read check then fails it SOURCE_CHANGED. On a hand-back the range under way is
+ * (updateFromFile: from a mapping of the page cache, or pread into a small buffer). As the stream
+ * loop reads a chunk ahead, the next range starts as soon as one ends (its bytes count as read), so
+ * the work between ranges (checkpoint, heartbeat, cancel checks) overlaps hashing; a checkpoint
+ * uses the states captured when the range ended. The ReadGuard watches each range as it watches a
+ * chunk (cancel, SOURCE_TOO_SLOW, SOURCE_TOO_LARGE). A short read (the file shrank) ends the loop;
+ * the run's end-of-read check then fails it SOURCE_CHANGED. On a hand-back the range under way is
  * hashed and none is started after it, so the hashers are idle for the hand-back's own snapshot.
  */
 export async function fileRangeLoop(

@@ -22,8 +22,8 @@ import { createHasher, Hasher, hasherContext, setHasherBusy } from './hasher';
 /**
  * Read buffer of updateFromFile (bytes) where it reads with pread (ranges under 1 MiB, files that
  * cannot be mapped): pieces this size are read and hashed at once, so they never leave the core's
- * L2 cache. Measured (README, "File input"): 64 KiB–1 MiB are within
- * a few per cent of each other; 256 KiB is the middle of that plateau.
+ * L2 cache. Measured (README, "File input"): 64 KiB–1 MiB are within a few per cent of each other;
+ * 256 KiB is the middle of that plateau.
  */
 export const FILE_BUFFER_BYTES = 256 * 1024;
 /** Read buffer of hashFiles (bytes): small files fit in one read. */
@@ -59,15 +59,15 @@ function checkInteger(value: number, what: string): void {
 }
 
 /**
- * Reads [offset, offset + length) of the open descriptor `fd` on one pool thread and absorbs it into
- * every hasher (each byte once into each): a range of 1 MiB or more of a regular file from a mapping
- * of the page cache on 64-bit Linux (no copy; README, "Mapped reads"), else with pread. Resolves
- * with the bytes absorbed: fewer than `length` means the file ended first, or shrank while it was
- * read (the hashers then hold exactly the bytes counted). A failed read rejects with a FileReadError (`code` = errno name); the
- * hashers then hold an unspecified prefix of the range. While it runs the hashers refuse other calls
- * (BusyError), as with updateAsync. The addon duplicates `fd` for the read: closing it meanwhile is
- * safe. The whole range runs as one pool task: give ranges of a few MiB so checkpoints, cancels and
- * other pool work get their turn.
+ * Reads [offset, offset + length) of the open descriptor `fd` on one pool thread and absorbs it
+ * into every hasher (each byte once into each): a range of 1 MiB or more of a regular file from a
+ * mapping of the page cache on 64-bit Linux (no copy; README, "Mapped reads"), else with pread.
+ * Resolves with the bytes absorbed: fewer than `length` means the file ended first, or shrank while
+ * it was read (the hashers then hold exactly the bytes counted). A failed read rejects with a
+ * FileReadError (`code` = errno name); the hashers then hold an unspecified prefix of the range.
+ * While it runs the hashers refuse other calls (BusyError), as with updateAsync. The addon
+ * duplicates `fd` for the read: closing it meanwhile is safe. The whole range runs as one pool
+ * task: give ranges of a few MiB so checkpoints, cancels and other pool work get their turn.
  */
 export function updateFromFile(
   hashers: Hasher | readonly Hasher[],

@@ -64,9 +64,7 @@ static void to_boundary(hq_ctx *c, size_t bl, const uint8_t **in, size_t *len) {
 
 void hq_update_cold(hq_ctx *c, const uint8_t *in, size_t len) {
   for (size_t at = 0; at < len; at += HQ_COLD_STEP) {
-    /* a prefetch past the input's end is harmless: it never faults */
-    for (size_t k = 0; k < HQ_COLD_STEP; k += 64)
-      __builtin_prefetch(in + at + HQ_COLD_AHEAD + k, 0, 3);
+    hq_prefetch_step(in + at);
     hq_update(c, in + at, len - at < HQ_COLD_STEP ? len - at : HQ_COLD_STEP);
   }
 }

@@ -26,6 +26,7 @@
 
 #include "file_map.h"
 #include "hashq_testing.h"
+#include "internal.h"
 
 #if defined(__linux__) && UINTPTR_MAX > 0xffffffffu
 #define HQ_FILE_MAP 1
@@ -140,10 +141,9 @@ static size_t absorb_window(hq_ctx *const *ctxs, size_t count, uint8_t *saved,
       memcpy(saved + i * HQ_CTX_SIZE, ctxs[i], HQ_CTX_SIZE);
     /* as hq_update_cold does, for every context at each step */
     for (size_t at = 0; at < piece; at += HQ_COLD_STEP) {
-      size_t step = piece - at < HQ_COLD_STEP ? piece - at : HQ_COLD_STEP;
-      for (size_t k = 0; k < HQ_COLD_STEP; k += 64)
-        __builtin_prefetch(q + at + HQ_COLD_AHEAD + k, 0, 3);
-      hq_absorb(ctxs, count, q + at, step);
+      hq_prefetch_step(q + at);
+      hq_absorb(ctxs, count, q + at,
+                piece - at < HQ_COLD_STEP ? piece - at : HQ_COLD_STEP);
     }
     done += piece;
   }
