@@ -114,6 +114,16 @@ const patch = (agent, url, offset, body) =>
     body,
   );
 
+/** The nice value of thread `tid` (field 19 of /proc/<tid>/stat), or '?' off Linux. */
+function threadNice(tid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${tid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16];
+  } catch {
+    return '?';
+  }
+}
+
 function startProcess(script, args, env, options = {}) {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
     cwd: ROOT,
@@ -323,6 +333,9 @@ async function main() {
     console.log(
       `\nhashq bench:sessions: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? '?'}, ` +
         `load average ${load()} (1, 5, 15 min)`,
+    );
+    console.log(
+      `API event loop at nice ${threadNice(api.pid)} (API_LOOP_PRIORITY), the bench at ${os.getPriority(0)}`,
     );
     const targets = [];
     const lagHeader = ['API loop delay p50/p99/max ms', 'own (net of CPU waits) ms'];

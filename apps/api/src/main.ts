@@ -4,13 +4,25 @@ import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/confi
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
-import { AppModule } from './app.module';
-import { configureApp } from './app.setup';
-import { ExpressPrototypesAdapter } from './common/express-adapter';
+import { raiseLoopPriority } from './common/loop-priority';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
+  // Before the application's modules load: one of them (msgpackr's addon, through BullMQ) starts
+  // libuv's pool, whose threads inherit the event loop's priority only if they start after it.
+  const priority = config.apiLoopPriority === 'high' ? raiseLoopPriority() : undefined;
   const logger = createLogger('api', config.logLevel);
+  if (priority?.refused) {
+    logger.info(
+      { priority },
+      'event loop priority unchanged: raising it needs root or CAP_SYS_NICE (API_LOOP_PRIORITY)',
+    );
+  }
+  const [{ AppModule }, { configureApp }, { ExpressPrototypesAdapter }] = await Promise.all([
+    import('./app.module.js'),
+    import('./app.setup.js'),
+    import('./common/express-adapter.js'),
+  ]);
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot({ logger }),
     new ExpressPrototypesAdapter(),
@@ -23,7 +35,10 @@ async function bootstrap(): Promise<void> {
   // HOST '' = every interface (Node's default); HASHQ_AUTH=off was refused above unless loopback
   await (config.host ? app.listen(config.port, config.host) : app.listen(config.port));
   const url = await app.getUrl();
-  logger.info({ url, docs: `${url}/docs`, auth: config.auth }, 'hashq api listening');
+  logger.info(
+    { url, docs: `${url}/docs`, auth: config.auth, loopNice: priority?.nice },
+    'hashq api listening',
+  );
 }
 
 bootstrap().catch((err: unknown) => {

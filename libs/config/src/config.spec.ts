@@ -51,6 +51,7 @@ describe('loadConfig', () => {
           maxAttempts: 4,
         },
       },
+      apiLoopPriority: 'high',
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -95,6 +96,7 @@ describe('loadConfig', () => {
       API_REQUEST_TIMEOUT_MS: '0',
       API_KEEP_ALIVE_TIMEOUT_MS: '700',
       API_JSON_MAX_BYTES: '2048',
+      API_LOOP_PRIORITY: 'normal',
       BATCH_MANIFEST_MAX_BYTES: '1048576',
       WEBHOOK_RETRY_SECONDS: ' 1, 0,604800',
       WEBHOOK_TIMEOUT_MS: '100',
@@ -169,6 +171,7 @@ describe('loadConfig', () => {
         keepAliveTimeoutMs: 700,
         jsonMaxBytes: 2048,
       },
+      apiLoopPriority: 'normal',
       batchManifestMaxBytes: 1048576,
       webhooks: { retrySeconds: [1, 0, 604800], timeoutMs: 100, pollMs: 3_600_000 },
       worker: {
@@ -433,6 +436,11 @@ describe('loadConfig', () => {
     for (const bad of ['IDLE', 'low']) {
       expect(() => loadConfig({ ...KEYS, WORKER_HASH_PRIORITY: bad })).toThrow(
         /WORKER_HASH_PRIORITY must be idle or normal/,
+      );
+    }
+    for (const bad of ['HIGH', 'idle', '-10']) {
+      expect(() => loadConfig({ ...KEYS, API_LOOP_PRIORITY: bad })).toThrow(
+        /API_LOOP_PRIORITY must be high or normal/,
       );
     }
   });

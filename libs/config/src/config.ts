@@ -62,6 +62,12 @@ export interface HashqConfig {
   rateLimit: RateLimitSettings;
   /** API: time and size bounds of the HTTP server and its request bodies. */
   http: HttpServerSettings;
+  /**
+   * API_LOOP_PRIORITY: `high` (default) gives the API's event-loop thread, and the pool threads it
+   * starts, a nice value 5 below the process's where Linux allows it (root or CAP_SYS_NICE);
+   * `normal` leaves it.
+   */
+  apiLoopPriority: 'high' | 'normal';
   /** API: BATCH_MANIFEST_MAX_BYTES, the largest JSON body of the batch routes (inline manifests). */
   batchManifestMaxBytes: number;
   /** API: how webhook deliveries are sent and retried (README "Webhooks"). */
@@ -260,6 +266,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     API_REQUEST_TIMEOUT_MS: '300000',
     API_KEEP_ALIVE_TIMEOUT_MS: '5000',
     API_JSON_MAX_BYTES: String(64 * 1024),
+    API_LOOP_PRIORITY: 'high',
     BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     // the Standard Webhooks schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
     WEBHOOK_RETRY_SECONDS: '5,300,1800,7200,18000,36000,36000',
@@ -328,6 +335,7 @@ export type EnvName =
   | 'API_HEADERS_TIMEOUT_MS'
   | 'API_REQUEST_TIMEOUT_MS'
   | 'API_KEEP_ALIVE_TIMEOUT_MS'
+  | 'API_LOOP_PRIORITY'
   | 'API_JSON_MAX_BYTES'
   | 'BATCH_MANIFEST_MAX_BYTES'
   | 'WEBHOOK_RETRY_SECONDS'
@@ -440,6 +448,11 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
     problems.push(`WORKER_HASH_PRIORITY must be idle or normal, got "${hashPriority}"`);
   }
 
+  const apiLoopPriority = raw('API_LOOP_PRIORITY') as HashqConfig['apiLoopPriority'];
+  if (apiLoopPriority !== 'high' && apiLoopPriority !== 'normal') {
+    problems.push(`API_LOOP_PRIORITY must be high or normal, got "${apiLoopPriority}"`);
+  }
+
   const host = raw('HOST');
   if (host !== '' && host !== 'localhost' && isIP(host.replace(/^\[(.*)\]$/, '$1')) === 0) {
     problems.push(`HOST must be an IP address or localhost, got "${host}"`);
@@ -484,6 +497,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
       keepAliveTimeoutMs: int('API_KEEP_ALIVE_TIMEOUT_MS', 100, 600_000),
       jsonMaxBytes: int('API_JSON_MAX_BYTES', 1024, 1024 ** 3),
     },
+    apiLoopPriority,
     batchManifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 ** 3),
     webhooks: {
       retrySeconds: parseRetrySeconds(raw('WEBHOOK_RETRY_SECONDS'), problems),

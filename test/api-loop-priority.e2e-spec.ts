@@ -1,0 +1,94 @@
+/**
+ * API_LOOP_PRIORITY: a real API process takes a digest session of 8 MiB (hashed on libuv's pool)
+ * and the kernel (field 19 of /proc/<pid>/task/<tid>/stat, the nice value) says where each of
+ * its threads runs. `high` (the default) puts the event loop and the pool threads it started
+ * LOOP_NICE_STEP below the test's own nice value where the test may raise a priority (root, as
+ * CI runs), and leaves V8's helpers; `normal` leaves every thread. Without the right, the API logs why and runs.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
+
+import { LOOP_NICE_STEP } from '../apps/api/src/common/loop-priority';
+import { type ApiProcess, startApiProcess } from './helpers/api-process';
+import { createTestEnv, type TestEnv } from './helpers/env';
+import { MiB, nodeDigest, sessionMetadata, tusUpload } from './helpers/tus';
+
+/** tid → nice value of every thread of `pid`. */
+function niceValues(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+  }
+  return out;
+}
+
+/** Whether this process may lower a nice value (root or CAP_SYS_NICE): bit 23 of CapEff. */
+function mayRaisePriority(): boolean {
+  const status = readFileSync('/proc/self/status', 'utf8');
+  const effective = BigInt(`0x${/^CapEff:\s*([0-9a-f]+)/m.exec(status)![1]}`);
+  return (effective & (1n << 23n)) !== 0n;
+}
+
+(process.platform === 'linux' ? describe : describe.skip)('API event-loop priority (e2e)', () => {
+  let env: TestEnv;
+  const apis: ApiProcess[] = [];
+  const base = getPriority(0);
+
+  beforeAll(async () => {
+    env = await createTestEnv();
+  });
+
+  afterAll(async () => {
+    await Promise.all(apis.map((api) => api.process.stop('SIGTERM')));
+    await env?.cleanup();
+  });
+
+  it.each([
+    ['high (default)', {}, true],
+    ['normal', { API_LOOP_PRIORITY: 'normal' }, false],
+  ])(
+    '%s',
+    async (_name, settings, high) => {
+      const api = await startApiProcess({ ...env.env, ...settings });
+      apis.push(api);
+      const data = Buffer.alloc(8 * MiB, 0x5a);
+      data.writeUInt32BE(0xdecaf, 12345);
+      const { url } = await tusUpload(data, {
+        endpoint: `${api.url}/v1/digest-sessions`,
+        chunkSize: 4 * MiB,
+        headers: env.auth,
+        metadata: sessionMetadata(['sha256']),
+      });
+      const session = (await (
+        await fetch(`${api.url}${new URL(url).pathname}`, { headers: env.auth })
+      ).json()) as { status: string; digests: Record<string, { hex: string }> };
+      expect(session.status).toBe('succeeded');
+      expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
+
+      const pid = api.process.pid;
+      const threads = niceValues(pid);
+      const raised = [...threads].filter(([, nice]) => nice < base);
+      const listening = api.process.lines.find((line) => line.msg === 'hashq api listening');
+      if (high && mayRaisePriority()) {
+        const target = Math.max(-20, base - LOOP_NICE_STEP);
+        expect(threads.get(pid)).toBe(target); // the event loop
+        expect(listening?.loopNice).toBe(target);
+        // the pool threads that hashed (4 by default) followed it; V8's helpers did not
+        expect(raised.every(([, nice]) => nice === target)).toBe(true);
+        expect(raised.length).toBeGreaterThanOrEqual(2);
+        expect(raised.length).toBeLessThanOrEqual(5);
+        expect(threads.size - raised.length).toBeGreaterThan(0);
+      } else if (high) {
+        expect(raised).toEqual([]);
+        expect(api.process.lines.some((line) => /priority unchanged/.test(String(line.msg)))).toBe(
+          true,
+        );
+      } else {
+        expect(raised).toEqual([]);
+        expect(listening?.loopNice).toBeUndefined();
+      }
+    },
+    120_000,
+  );
+});
