@@ -5,23 +5,14 @@
  * LOOP_NICE_STEP below the test's own nice value where the test may raise a priority (root, as
  * CI runs), and leaves V8's helpers; `normal` leaves every thread. Without the right, the API logs why and runs.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 
 import { LOOP_NICE_STEP } from '../apps/api/src/common/loop-priority';
 import { type ApiProcess, startApiProcess } from './helpers/api-process';
 import { createTestEnv, type TestEnv } from './helpers/env';
+import { STAT_NICE, threadStat } from './helpers/threads';
 import { MiB, nodeDigest, sessionMetadata, tusUpload } from './helpers/tus';
-
-/** tid → nice value of every thread of `pid`. */
-function niceValues(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
-  }
-  return out;
-}
 
 /** Whether this process may lower a nice value (root or CAP_SYS_NICE): bit 23 of CapEff. */
 function mayRaisePriority(): boolean {
@@ -67,7 +58,7 @@ function mayRaisePriority(): boolean {
       expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
 
       const pid = api.process.pid;
-      const threads = niceValues(pid);
+      const threads = threadStat(pid, STAT_NICE);
       const raised = [...threads].filter(([, nice]) => nice < base);
       const listening = api.process.lines.find((line) => line.msg === 'hashq api listening');
       if (high && mayRaisePriority()) {

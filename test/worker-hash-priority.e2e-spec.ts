@@ -4,21 +4,10 @@
  * which policy. `idle` (the default) puts the pool threads that hashed at SCHED_IDLE and leaves
  * the event loop (leases, heartbeats) alone; `normal` leaves every thread.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-
+import { STAT_POLICY, threadStat } from './helpers/threads';
 import { fileDigest, hasFinished, WorkerTestEnv } from './helpers/worker-process';
 
 const SCHED_IDLE = 5;
-
-/** tid → scheduling policy of every thread of `pid`. */
-function policies(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    out.set(Number(tid), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]));
-  }
-  return out;
-}
 
 (process.platform === 'linux' ? describe : describe.skip)('worker hash priority', () => {
   const env = new WorkerTestEnv();
@@ -40,7 +29,7 @@ function policies(pid: number): Map<number, number> {
       expect(done.digests?.sha256.hex).toBe(await fileDigest('sha256', path));
       expect(done.digests?.sha512.hex).toBe(await fileDigest('sha512', path));
 
-      const threads = policies(worker.pid);
+      const threads = threadStat(worker.pid, STAT_POLICY);
       const idleThreads = [...threads].filter(([, policy]) => policy === SCHED_IDLE);
       expect(threads.get(worker.pid)).toBe(0); // the event loop
       expect(idleThreads.length > 0).toBe(idle);
