@@ -9,7 +9,13 @@ function fakeOs(nice: number, refuse?: string) {
     calls,
     getPriority: () => nice,
     setPriority: (pid: number, value: number) => {
-      if (refuse) throw Object.assign(new Error(`setpriority: ${refuse}`), { code: refuse });
+      // as Node's os.setPriority fails: a SystemError, the system's code in info
+      if (refuse) {
+        throw Object.assign(new Error(`setpriority: ${refuse}`), {
+          code: 'ERR_SYSTEM_ERROR',
+          info: { code: refuse },
+        });
+      }
       calls.push([pid, value]);
     },
   };

@@ -28,6 +28,8 @@ export function raiseLoopPriority(os = { getPriority, setPriority }): LoopPriori
     os.setPriority(0, nice);
     return { from, nice };
   } catch (err) {
-    return { from, nice: from, refused: (err as NodeJS.ErrnoException).code ?? String(err) };
+    // Node's SystemError: code ERR_SYSTEM_ERROR, the system's own (EACCES) in info
+    const { code, info } = err as { code?: string; info?: { code?: string } };
+    return { from, nice: from, refused: info?.code ?? code ?? String(err) };
   }
 }
