@@ -3,7 +3,8 @@
  * and the kernel (field 19 of /proc/<pid>/task/<tid>/stat, the nice value) says where each of
  * its threads runs. `high` (the default) puts the event loop and the pool threads it started
  * LOOP_NICE_STEP below the test's own nice value where the test may raise a priority (root, as
- * CI runs), and leaves V8's helpers; `normal` leaves every thread. Without the right, the API logs why and runs.
+ * CI runs), and leaves V8's helpers; `normal` leaves every thread. Without the right, the API
+ * logs why and runs.
  */
 import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';

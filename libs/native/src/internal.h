@@ -152,7 +152,6 @@ uint32_t hq_crc32c_short(uint32_t crc, const uint8_t *p, size_t n);
 /* Builds the table hq_crc32c reads (crc32c.c); idempotent. */
 void hq_crc32c_init_tables(void);
 
-/* Byte-order helpers: every serialized integer goes through these. */
 /* Prefetches the HQ_COLD_STEP bytes HQ_COLD_AHEAD past `at` (hq_update_cold
  * and the mapped file reads, one step at a time). A prefetch past the
  * input's end is harmless: it never faults. */
@@ -161,6 +160,7 @@ static inline void hq_prefetch_step(const uint8_t *at) {
     __builtin_prefetch(at + HQ_COLD_AHEAD + k, 0, 3);
 }
 
+/* Byte-order helpers: every serialized integer goes through these. */
 static inline uint32_t hq_load32_le(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
          (uint32_t)p[3] << 24;
