@@ -9,7 +9,11 @@
 //     goes first alternating too, so both see the same moments of a machine shared with other
 //     jobs; ratio of a round = sink time / session time; BENCH_REPEAT rounds, median and worst
 //     (targets: >= 0.9x and >= 0.8x); also the CPU time per PATCH of each side's servers (the
-//     sink; the API and its PostgreSQL backends), from /proc, a cost the load does not change;
+//     sink; the API and its PostgreSQL backends), from /proc, a cost the load does not change,
+//     and the minor page faults per PATCH of the sink and the API: a plain node:http server's
+//     allocator gives the memory of its freed bodies back to the kernel and faults it in again,
+//     at ~10 us a page in the VMs measured, so the sink's speed moves with them (see
+//     BENCH_SINK_TUNABLES and docs/digest-sessions.md, "The sink's page faults");
 //   - BENCH_SESSIONS (1,000) concurrent sessions of 64 KiB in 4 PATCHes each (sha256):
 //     sessions/s, the CPU per session of the API, its PostgreSQL backends and this client, PATCH
 //     latency p50/p99/max; after BENCH_SESSIONS_WARM_UP untimed rounds of the same (the JIT
@@ -35,6 +39,9 @@
 //   BENCH_API_NODE_ARGS  node options for the API, after the project's own (API_NODE_ARGS), e.g.
 //                   "--cpu-prof --cpu-prof-dir=/tmp/prof"
 //   BENCH_API_STDOUT  a file that receives the API's stdout (e.g. with "--trace-gc-nvp")
+//   BENCH_SINK_TUNABLES  GLIBC_TUNABLES of the sinks alone, e.g. "glibc.malloc.trim_threshold=
+//                   67108864:glibc.malloc.top_pad=16777216:glibc.malloc.mmap_threshold=67108864":
+//                   the peer with an allocator that keeps what it frees (default: none, plain)
 //   HASHQ_RATE_LIMIT  passed to the API (default 0: the rate limiter off)
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
@@ -51,6 +58,7 @@ const {
   cpuSeconds,
   ensureBuilt,
   freePort,
+  minorFaults,
 } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 
@@ -67,6 +75,7 @@ const SMALL_BYTES = 64 * 1024;
 const SMALL_PATCHES = 4;
 const SERVER_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/hashq';
 const TUS = { 'Tus-Resumable': '1.0.0' };
+const SINK_TUNABLES = process.env.BENCH_SINK_TUNABLES ?? '';
 
 /** One HTTP exchange: status, headers, body text. */
 function exchange(agent, url, method, headers, body) {
@@ -228,12 +237,13 @@ async function pushRange(agent, url, from, to, body) {
  * One round: BYTES to a new session and to the sink, SEGMENT_PATCHES PATCHes to one, then to the
  * other, the first of each pair alternating; seconds of each side, the CPU seconds its server
  * processes used meanwhile (`pids.api`, `pids.sink`: the API with its PostgreSQL backends, the
- * sink), the session's final answer.
+ * sink) and the minor page faults of the first of them, the session's final answer.
  */
 async function uploadRound(agents, apiUrl, sinkUrl, algorithms, body, sinkFirst, pids) {
   const url = await createSession(agents.api, apiUrl, BYTES, algorithms);
   const seconds = { api: 0, sink: 0 };
   const cpu = { api: 0, sink: 0 };
+  const faults = { api: 0, sink: 0 };
   let last;
   const segment = SEGMENT_PATCHES * body.length;
   for (let from = 0, i = 0; from < BYTES; from += segment, i++) {
@@ -241,13 +251,15 @@ async function uploadRound(agents, apiUrl, sinkUrl, algorithms, body, sinkFirst,
     const sides = (i % 2 === 0) === sinkFirst ? ['sink', 'api'] : ['api', 'sink'];
     for (const side of sides) {
       const cpu0 = cpuSeconds(pids[side]);
+      const faults0 = minorFaults(pids[side].slice(0, 1));
       const run = await pushRange(agents[side], side === 'api' ? url : sinkUrl, from, to, body);
       cpu[side] += cpuSeconds(pids[side]) - cpu0;
+      faults[side] += minorFaults(pids[side].slice(0, 1)) - faults0;
       seconds[side] += run.seconds;
       if (side === 'api') last = run.last;
     }
   }
-  return { ...seconds, cpu, last };
+  return { ...seconds, cpu, faults, last };
 }
 
 const lagCell = (figures) => (figures ? `${figures.p50} / ${figures.p99} / ${figures.max}` : '-');
@@ -309,7 +321,7 @@ async function main() {
       const sink = startProcess(
         path.join(__dirname, 'bench-sessions', 'sink.cjs'),
         [algorithms],
-        {},
+        SINK_TUNABLES ? { GLIBC_TUNABLES: SINK_TUNABLES } : {},
       );
       children.push(sink);
       sinkPids[algorithms] = sink.pid;
@@ -337,6 +349,7 @@ async function main() {
     console.log(
       `API event loop at nice ${threadNice(api.pid)} (API_LOOP_PRIORITY), the bench at ${os.getPriority(0)}`,
     );
+    console.log(`sinks' GLIBC_TUNABLES (BENCH_SINK_TUNABLES): ${SINK_TUNABLES || 'none (plain)'}`);
     const targets = [];
     const lagHeader = ['API loop delay p50/p99/max ms', 'own (net of CPU waits) ms'];
 
@@ -363,7 +376,7 @@ async function main() {
 
       const rows = [];
       for (const [label, algorithms, goal] of uploadCases) {
-        const runs = { api: [], sink: [], ratio: [], cpuApi: 0, cpuSink: 0 };
+        const runs = { api: [], sink: [], ratio: [], cpuApi: 0, cpuSink: 0, faults: [0, 0] };
         api.send('reset');
         for (let round = 1; round <= REPEAT; round++) {
           process.stderr.write(`[bench] ${label}: round ${round}/${REPEAT}, load ${load()}\n`);
@@ -382,6 +395,8 @@ async function main() {
           );
           runs.cpuApi += run.cpu.api;
           runs.cpuSink += run.cpu.sink;
+          runs.faults[0] += run.faults.sink;
+          runs.faults[1] += run.faults.api;
           if (!run.last.headers['hashq-digest'].startsWith(`sha256="${expected}"`)) {
             throw new Error(
               `${label}: wrong sha256 ${run.last.headers['hashq-digest']} (expected ${expected})`,
@@ -394,7 +409,8 @@ async function main() {
         const lag = await loopLag(api);
         const mbs = (seconds) => (BYTES / seconds / 1e6).toFixed(0);
         const worst = Math.min(...runs.ratio);
-        const cpuPerPatch = (cpu) => ((cpu * 1000 * PATCH_BYTES) / (BYTES * REPEAT)).toFixed(1);
+        const perPatch = (total) => (total * PATCH_BYTES) / (BYTES * REPEAT);
+        const cpuPerPatch = (cpu) => perPatch(cpu * 1000).toFixed(1);
         rows.push([
           label,
           mbs(median(runs.sink)),
@@ -403,6 +419,7 @@ async function main() {
           fmtRatio(worst),
           runs.ratio.map(fmtRatio).join(', '),
           `${cpuPerPatch(runs.cpuSink)} / ${cpuPerPatch(runs.cpuApi)}`,
+          runs.faults.map((n) => perPatch(n).toFixed(0)).join(' / '),
           ...lagCells(lag),
         ]);
         targets.push([
@@ -425,6 +442,7 @@ async function main() {
           'worst',
           'rounds',
           'CPU ms per PATCH, sink / API+PostgreSQL',
+          'page faults per PATCH, sink / API',
           ...lagHeader,
         ],
         rows,
