@@ -47,6 +47,20 @@ describe('StateSealer', () => {
     expect(first.length).toBe(state.length + 4 + 1 + 1 + A.id.length + 12 + 16);
   });
 
+  it('never repeats a nonce, across many refills of its random block and between sealers', () => {
+    const sealers = [new StateSealer([A]), new StateSealer([B])];
+    const seen = new Set<string>();
+    const count = 1500; // several blocks of pooled nonces
+    for (let i = 0; i < count; i++) {
+      const sealer = sealers[i % 2];
+      const binding = { ...BINDING, offset: i };
+      const sealed = sealer.seal(state, binding);
+      seen.add(readSealedHeader(sealed).nonce.toString('hex'));
+      expect(sealer.open(sealed, binding)).toEqual(state);
+    }
+    expect(seen.size).toBe(count);
+  });
+
   it('writes the documented layout: Node crypto alone opens it (header || binding as associated data)', () => {
     const sealed = new StateSealer([B]).seal(state, BINDING);
     expect(sealed.subarray(0, 4).toString('latin1')).toBe('HQse');

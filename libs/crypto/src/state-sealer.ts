@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomFillSync } from 'node:crypto';
 
 import type { StateKey } from '@hashq/config';
 
@@ -45,6 +45,31 @@ const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 /** magic, version, key id length */
 const FIXED_HEADER = MAGIC.length + 2;
+/** Nonces drawn from one fill of the CSPRNG (see NoncePool). */
+const POOLED_NONCES = 256;
+
+/**
+ * Random nonces, taken from a block of CSPRNG output that is refilled once all of it has been
+ * used: one randomFillSync per POOLED_NONCES seals instead of one per seal, each call having a
+ * fixed cost of several µs (docs/digest-sessions.md, "Nonces"). Each nonce is copied out and
+ * never handed out again.
+ */
+class NoncePool {
+  private readonly block = Buffer.alloc(NONCE_BYTES * POOLED_NONCES);
+  private used = this.block.length;
+
+  /** Writes a fresh nonce into `target` at `offset`. */
+  take(target: Buffer, offset: number): void {
+    if (this.used === this.block.length) {
+      randomFillSync(this.block);
+      this.used = 0;
+    }
+    this.block.copy(target, offset, this.used, this.used + NONCE_BYTES);
+    this.used += NONCE_BYTES;
+  }
+}
+
+const nonces = new NoncePool();
 
 /**
  * Seals serialized hash states (they hold a plaintext tail of the input) with AES-256-GCM before
@@ -60,6 +85,8 @@ const FIXED_HEADER = MAGIC.length + 2;
 export class StateSealer {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly writeKey: StateKey;
+  /** The header of every state sealed here, up to the nonce: magic, version, write key id. */
+  private readonly headerStart: Buffer;
 
   constructor(keys: readonly StateKey[]) {
     if (keys.length === 0) throw new Error('StateSealer needs at least one key');
@@ -73,6 +100,8 @@ export class StateSealer {
     this.keys = new Map(keys.map(({ id, key }) => [id, key]));
     if (this.keys.size !== keys.length) throw new Error('state key ids must be unique');
     this.writeKey = keys[0];
+    const id = Buffer.from(this.writeKey.id, 'latin1');
+    this.headerStart = Buffer.concat([MAGIC, Buffer.from([VERSION, id.length]), id]);
   }
 
   /** Id of the key new states are sealed with. */
@@ -81,13 +110,9 @@ export class StateSealer {
   }
 
   seal(state: Buffer, binding: StateBinding): Buffer {
-    const id = Buffer.from(this.writeKey.id, 'latin1');
-    const header = Buffer.concat([
-      MAGIC,
-      Buffer.from([VERSION, id.length]),
-      id,
-      randomBytes(NONCE_BYTES),
-    ]);
+    const header = Buffer.allocUnsafe(this.headerStart.length + NONCE_BYTES);
+    this.headerStart.copy(header);
+    nonces.take(header, this.headerStart.length);
     const nonce = header.subarray(-NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.writeKey.key, nonce, {
       authTagLength: TAG_BYTES,
