@@ -250,11 +250,12 @@ async function uploadRound(agents, apiUrl, sinkUrl, algorithms, body, sinkFirst,
     const to = Math.min(BYTES, from + segment);
     const sides = (i % 2 === 0) === sinkFirst ? ['sink', 'api'] : ['api', 'sink'];
     for (const side of sides) {
+      const server = [pids[side][0]]; // the API or the sink, without PostgreSQL's backends
       const cpu0 = cpuSeconds(pids[side]);
-      const faults0 = minorFaults(pids[side].slice(0, 1));
+      const faults0 = minorFaults(server);
       const run = await pushRange(agents[side], side === 'api' ? url : sinkUrl, from, to, body);
       cpu[side] += cpuSeconds(pids[side]) - cpu0;
-      faults[side] += minorFaults(pids[side].slice(0, 1)) - faults0;
+      faults[side] += minorFaults(server) - faults0;
       seconds[side] += run.seconds;
       if (side === 'api') last = run.last;
     }

@@ -86,18 +86,13 @@ function peakRssMiB(pid) {
   return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
 }
 
-/** Summed over processes: a field of /proc/<pid>/stat, counted from 0 after the ") " (exited: 0). */
-function statSum(pids, field) {
-  let sum = 0;
-  for (const pid of pids) {
-    try {
-      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
-      sum += typeof field === 'function' ? field(fields) : Number(fields[field]);
-    } catch {
-      // exited
-    }
+/** The fields of /proc/<pid>/stat after the command name (index 0: field 3), or null once exited. */
+function statFields(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+  } catch {
+    return null;
   }
-  return sum;
 }
 
 /**
@@ -106,8 +101,11 @@ function statSum(pids, field) {
  * resolution (getconf CLK_TCK, 100 here).
  */
 function cpuSeconds(pids) {
-  // utime, stime (fields 14 and 15 of stat)
-  return statSum(pids, (fields) => Number(fields[11]) + Number(fields[12])) / 100;
+  let ticks = 0;
+  for (const fields of pids.map(statFields)) {
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14, 15)
+  }
+  return ticks / 100;
 }
 
 /**
@@ -115,7 +113,9 @@ function cpuSeconds(pids) {
  * gave back to the kernel and took again costs one each, ~µs apiece and more inside a VM.
  */
 function minorFaults(pids) {
-  return statSum(pids, 7);
+  let faults = 0;
+  for (const fields of pids.map(statFields)) if (fields) faults += Number(fields[7]);
+  return faults;
 }
 
 /** CPU seconds of this process's children that have ended and been waited for (spawnSync peers). */
