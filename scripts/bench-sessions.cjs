@@ -59,6 +59,7 @@ const {
   ensureBuilt,
   freePort,
   minorFaults,
+  statFields,
 } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
 
@@ -124,14 +125,7 @@ const patch = (agent, url, offset, body) =>
   );
 
 /** The nice value of thread `tid` (field 19 of /proc/<tid>/stat), or '?' off Linux. */
-function threadNice(tid) {
-  try {
-    const stat = fs.readFileSync(`/proc/${tid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16];
-  } catch {
-    return '?';
-  }
-}
+const threadNice = (tid) => statFields(tid)?.[16] ?? '?';
 
 function startProcess(script, args, env, options = {}) {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
@@ -377,7 +371,15 @@ async function main() {
 
       const rows = [];
       for (const [label, algorithms, goal] of uploadCases) {
-        const runs = { api: [], sink: [], ratio: [], cpuApi: 0, cpuSink: 0, faults: [0, 0] };
+        const runs = {
+          api: [],
+          sink: [],
+          ratio: [],
+          cpuApi: 0,
+          cpuSink: 0,
+          faultsApi: 0,
+          faultsSink: 0,
+        };
         api.send('reset');
         for (let round = 1; round <= REPEAT; round++) {
           process.stderr.write(`[bench] ${label}: round ${round}/${REPEAT}, load ${load()}\n`);
@@ -396,8 +398,8 @@ async function main() {
           );
           runs.cpuApi += run.cpu.api;
           runs.cpuSink += run.cpu.sink;
-          runs.faults[0] += run.faults.sink;
-          runs.faults[1] += run.faults.api;
+          runs.faultsApi += run.faults.api;
+          runs.faultsSink += run.faults.sink;
           if (!run.last.headers['hashq-digest'].startsWith(`sha256="${expected}"`)) {
             throw new Error(
               `${label}: wrong sha256 ${run.last.headers['hashq-digest']} (expected ${expected})`,
@@ -420,7 +422,7 @@ async function main() {
           fmtRatio(worst),
           runs.ratio.map(fmtRatio).join(', '),
           `${cpuPerPatch(runs.cpuSink)} / ${cpuPerPatch(runs.cpuApi)}`,
-          runs.faults.map((n) => perPatch(n).toFixed(0)).join(' / '),
+          `${perPatch(runs.faultsSink).toFixed(0)} / ${perPatch(runs.faultsApi).toFixed(0)}`,
           ...lagCells(lag),
         ]);
         targets.push([

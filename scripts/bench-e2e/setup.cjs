@@ -171,6 +171,7 @@ module.exports = {
   peakRssMiB,
   cpuSeconds,
   minorFaults,
+  statFields,
   childrenCpuSeconds,
   databaseUrlFor,
   deleteKeys,
