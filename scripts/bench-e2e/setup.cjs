@@ -120,7 +120,7 @@ function minorFaults(pids) {
 
 /** CPU seconds of this process's children that have ended and been waited for (spawnSync peers). */
 function childrenCpuSeconds() {
-  const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ').pop().split(' ');
+  const fields = statFields('self');
   return (Number(fields[13]) + Number(fields[14])) / 100; // cutime, cstime (fields 16 and 17)
 }
 
