@@ -42,6 +42,7 @@
         "binding/addon.cc",
         "binding/args.cc",
         "binding/async_queue.cc",
+        "binding/feed.cc",
         "binding/hash_calls.cc",
         "binding/file_calls.cc"
       ],

@@ -1,6 +1,7 @@
 // Node-API glue for the hashq C core: the module's exports and the one
 // dispatch per process. The calls live beside it: hash_calls.cc (contexts,
 // one-shots, states), async_queue.cc (updateAsync on the thread pool),
+// feed.cc (a context fed chunk by chunk, hashed on the pool as they come),
 // args.h (argument checks, errors).
 //
 // Contexts live in JavaScript-owned Uint8Arrays of HQ_CTX_SIZE bytes (plain
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "async_queue.h"
+#include "feed.h"
 #include "file_calls.h"
 #include "hash_calls.h"
 #include "hashq.h"
@@ -157,6 +159,8 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("ctxOutlen", Napi::Function::New(env, CtxOutlen));
   exports.Set("ctxBytes", Napi::Function::New(env, CtxBytes));
   exports.Set("updateAsync", Napi::Function::New(env, UpdateAsync));
+  exports.Set("feed", Napi::Function::New(env, FeedChunkCall));
+  exports.Set("feedWait", Napi::Function::New(env, FeedWait));
   exports.Set("setAsyncLimit", Napi::Function::New(env, SetAsyncLimit));
   exports.Set("asyncStats", Napi::Function::New(env, AsyncStats));
   exports.Set("setPoolIdle", Napi::Function::New(env, SetPoolIdle));

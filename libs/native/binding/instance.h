@@ -1,11 +1,14 @@
-// What the glue keeps per Node.js environment: the error factory and the
-// async queue.
+// What the glue keeps per Node.js environment: the error factory, the
+// async queue and the feeds.
 #ifndef HASHQ_BINDING_INSTANCE_H
 #define HASHQ_BINDING_INSTANCE_H
 
 #include <napi.h>
 
+#include <unordered_map>
+
 #include "async_queue.h"
+#include "feed.h"
 
 namespace hashq {
 
@@ -13,6 +16,8 @@ namespace hashq {
 struct InstanceData {
   Napi::FunctionReference errorFactory;  // (status, message) => Error
   AsyncQueue queue;
+  std::unordered_map<hq_ctx *, Feed *> feeds;  // by context, while in use
+  napi_threadsafe_function feedSignal = nullptr;  // a feed's pool task -> here
   ~InstanceData() {
     // Tasks never taken (the environment is going away): their references
     // belong to a dying environment, so they are not released one by one.
@@ -22,6 +27,7 @@ struct InstanceData {
       t->callback.SuppressDestruct();
       delete t;
     }
+    for (auto &entry : feeds) delete entry.second;  // the same for theirs
   }
 };
 

@@ -38,6 +38,10 @@ export interface NativeAddon {
   ctxBytes(ctx: Uint8Array): number;
   /** data: one byte view, or several absorbed in order (referenced until done) */
   updateAsync(ctx: Uint8Array, data: Bytes | Bytes[], done: () => void): void;
+  /** queues data after what ctx was fed before; returns the bytes fed and not absorbed yet */
+  feed(ctx: Uint8Array, data: Bytes): number;
+  /** done() once at most `below` fed bytes are left (0: all absorbed, the feed idle) */
+  feedWait(ctx: Uint8Array, below: number, done: () => void): void;
   /** at most n updateAsync() calls of this thread run on the pool at once */
   setAsyncLimit(n: number): void;
   asyncStats(): { limit: number; inFlight: number; tasks: number; paired: number };

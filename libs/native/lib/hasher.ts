@@ -99,6 +99,8 @@ export class Hasher {
   #info: AlgorithmInfo;
   #outLen: number;
   #busy = false;
+  /** feed() was called and flushFed() has not settled since. */
+  #feeding = false;
 
   static {
     hasherContext = (h) => h.#ctx;
@@ -159,7 +161,7 @@ export class Hasher {
     return native.ctxBytes(this.#ctx);
   }
 
-  /** True while an updateAsync() is running on the thread pool. */
+  /** True while an updateAsync() runs on the thread pool, or from feed() until flushFed() settles. */
   get busy(): boolean {
     return this.#busy;
   }
@@ -271,6 +273,37 @@ export class Hasher {
       this.#busy = true;
       step();
     });
+  }
+
+  /**
+   * Queues `chunk` to be absorbed on libuv's thread pool after everything fed before, without
+   * copying it. One pool task hashes the queue in order for as long as it holds chunks, so a body
+   * that arrives in many reads is hashed as it arrives, with no round trip through this thread
+   * between them. Returns the backlog: bytes fed and not absorbed yet. From the first feed() until
+   * flushFed() settles, the hasher refuses other calls (BusyError). Do not modify a chunk meanwhile.
+   */
+  feed(chunk: Buffer | ArrayBufferView): number {
+    if (this.#busy && !this.#feeding) throw new BusyError();
+    const backlog = native.feed(this.#ctx, chunk);
+    this.#busy = this.#feeding = true;
+    return backlog;
+  }
+
+  /** Resolves once at most `bytes` (> 0) fed bytes are left to absorb; at once if so already. */
+  fedBelow(bytes: number): Promise<void> {
+    if (!this.#feeding) return RESOLVED;
+    return new Promise<void>((resolve) => native.feedWait(this.#ctx, bytes, resolve));
+  }
+
+  /** Resolves once everything fed has been absorbed; the hasher takes other calls again. */
+  flushFed(): Promise<void> {
+    if (!this.#feeding) return RESOLVED;
+    return new Promise<void>((resolve) =>
+      native.feedWait(this.#ctx, 0, () => {
+        this.#busy = this.#feeding = false;
+        resolve();
+      }),
+    );
   }
 
   /** The digest (or `length` bytes of XOF output); the hasher is unchanged

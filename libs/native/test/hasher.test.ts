@@ -246,6 +246,89 @@ describe('async', () => {
     expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([big, big])));
   });
 
+  test("feed absorbs its chunks in order while more are fed: Node's digest, every algorithm", async () => {
+    // Chunks of odd sizes fed while the pool task hashes earlier ones (no await between most
+    // of them), waits on the backlog between some, an update() before and after; the oracle
+    // hashes the concatenation.
+    const chunks = [rnd.bytes(1), ...Array.from({ length: 40 }, () => rnd.bytes(rnd.int(70000)))];
+    for (const info of lib.algorithms()) {
+      const h = lib.createHasher(info.name);
+      h.update('head');
+      let fed = 0;
+      for (const [i, chunk] of chunks.entries()) {
+        const backlog = h.feed(chunk);
+        fed += chunk.length;
+        expect(backlog).toBeGreaterThanOrEqual(chunk.length === 0 ? 0 : 1);
+        expect(backlog).toBeLessThanOrEqual(fed);
+        if (i % 13 === 12) await h.fedBelow(100_000);
+      }
+      expect(h.busy).toBe(true);
+      await h.flushFed();
+      expect(h.busy).toBe(false);
+      h.update(big.subarray(3, 40));
+      const message = Buffer.concat([Buffer.from('head'), ...chunks, big.subarray(3, 40)]);
+      const expected =
+        oracle(info.name, message, h.digest().length) ?? lib.hash(info.name, message);
+      expect([info.name, h.digest().toString('hex')]).toEqual([
+        info.name,
+        expected.toString('hex'),
+      ]);
+    }
+  });
+
+  test('feed: the backlog falls as the pool hashes; fedBelow and flushFed wait for it', async () => {
+    const h = lib.createHasher(main);
+    const chunk = rnd.bytes(1 << 20);
+    let backlog = 0;
+    for (let i = 0; i < 16; i++) backlog = h.feed(chunk); // 16 MiB: far more than one read
+    expect(backlog).toBeGreaterThan(8 << 20);
+    await h.fedBelow(4 << 20);
+    const after = h.feed(Buffer.alloc(0)); // nothing queued: tells the backlog
+    expect(after).toBeLessThanOrEqual(4 << 20);
+    await h.flushFed();
+    expect(h.feed(Buffer.alloc(0))).toBe(0);
+    await h.flushFed();
+    expect(h.bytesHashed).toBe(16 << 20);
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.concat(Array(16).fill(chunk))));
+    // nothing fed: both resolve at once, and the hasher takes other calls
+    const idle = lib.createHasher(main);
+    await idle.fedBelow(1);
+    await idle.flushFed();
+    expect(idle.busy).toBe(false);
+  });
+
+  test('feed: busy until flushFed settles; other calls, bad chunks and waits are refused', async () => {
+    const h = lib.createHasher(main);
+    h.feed(big);
+    expect(() => h.update(big)).toThrow(lib.BusyError);
+    expect(() => h.serialize()).toThrow(lib.BusyError);
+    await expect(h.updateAsync(big)).rejects.toMatchObject({ code: 'ERR_BUSY' });
+    expect(() => h.feed(5 as unknown as Buffer)).toThrow(
+      expect.objectContaining({ code: 'ERR_BAD_ARGUMENT' }),
+    );
+    await expect(h.fedBelow(-1)).rejects.toMatchObject({ code: 'ERR_BAD_ARGUMENT' });
+    await expect(h.fedBelow(1.5)).rejects.toMatchObject({ code: 'ERR_BAD_ARGUMENT' });
+    h.feed(big);
+    await h.flushFed();
+    expect(h.digest().toString('hex')).toBe(sha(Buffer.concat([big, big])));
+    // an async update in flight: feed is refused
+    const running = h.updateAsync(big);
+    expect(() => h.feed(big)).toThrow(lib.BusyError);
+    await running;
+  });
+
+  test('feed: many hashers at once, each its own order', async () => {
+    const messages = Array.from({ length: 8 }, () =>
+      Array.from({ length: 12 }, () => rnd.bytes(1 + rnd.int(50_000))),
+    );
+    const hashers = messages.map(() => lib.createHasher(main));
+    for (let i = 0; i < 12; i++) messages.forEach((chunks, j) => hashers[j].feed(chunks[i]));
+    await Promise.all(hashers.map((h) => h.flushFed()));
+    hashers.forEach((h, j) =>
+      expect(h.digest().toString('hex')).toBe(sha(Buffer.concat(messages[j]))),
+    );
+  });
+
   test('hashAsync equals hash', async () => {
     for (const info of lib.algorithms()) {
       expect(await lib.hashAsync(info.name, big)).toEqual(lib.hash(info.name, big));
@@ -324,6 +407,13 @@ describe('async', () => {
     expect(runChild<boolean[]>('async-gc', null, 'dispatched', ['--expose-gc'])).toEqual([
       true,
       true,
+      true,
+      true,
+    ]);
+  });
+
+  test('fed chunks stay alive until the pool has hashed them (child process, forced GC)', () => {
+    expect(runChild<boolean[]>('feed-gc', null, 'dispatched', ['--expose-gc'])).toEqual([
       true,
       true,
     ]);

@@ -125,6 +125,63 @@ test('an async callback that throws: the error reaches uncaughtException, the ot
   expect(node(['-e', code])).toBe('["a","b","c","uncaught boom"] true 0');
 });
 
+test('worker threads terminated while they feed: the process lives on', () => {
+  // Each worker feeds a few hashers many chunks (their pool tasks still running), waits on
+  // backlogs, and is terminated a few ms later: the tasks' ends and their signals then arrive
+  // while the worker's JavaScript can no longer run.
+  const code = `const { Worker } = require('node:worker_threads');
+    const src = "const m = require('@hashq/native'); const { parentPort } = require('node:worker_threads');" +
+      "const hs = [0, 1, 2].map((i) => m.createHasher(i ? 'sha256' : 'sha1'));" +
+      "for (let i = 0; i < 40; i++) hs.forEach((h) => h.feed(Buffer.alloc((1 << 20) + i, i)));" +
+      "hs.forEach((h) => h.fedBelow(1 << 20)); hs[0].flushFed();" +
+      "parentPort.postMessage('started');";
+    (async () => {
+      for (let r = 0; r < 20; r++) {
+        const w = new Worker(src, { eval: true });
+        await new Promise((ok) => w.once('message', ok));
+        await new Promise((ok) => setTimeout(ok, r % 5));
+        await w.terminate();
+      }
+      console.log('alive');
+    })();`;
+  expect(node(['-e', code])).toBe('alive');
+});
+
+test('feed and feedWait: bad arguments throw ERR_BAD_ARGUMENT; a waiter that throws reaches uncaughtException', () => {
+  // Through the internal addon API: what the Hasher never passes.
+  const code = `const { native } = require('./dist/addon.js');
+    const m = require('@hashq/native');
+    const ctx = new Uint8Array(native.limits.ctxSize);
+    native.init(ctx, m.findAlgorithm('sha256').id, undefined, 0);
+    const codes = [];
+    const attempt = (f) => { try { f(); codes.push('none'); } catch (e) { codes.push(e.code); } };
+    attempt(() => native.feed(new Uint8Array(8), Buffer.alloc(1)));
+    attempt(() => native.feed(new Uint8Array(native.limits.ctxSize), Buffer.alloc(1)));
+    attempt(() => native.feed(ctx, 'text'));
+    attempt(() => native.feed(ctx, {}));
+    for (const below of [-1, 0.5, NaN, Infinity, 2 ** 60, '1', undefined])
+      attempt(() => native.feedWait(ctx, below, () => {}));
+    attempt(() => native.feedWait(ctx, 1, 'not a function'));
+    const seen = [];
+    process.on('uncaughtException', (e) => seen.push('uncaught ' + e.message));
+    const data = Buffer.alloc(8 << 20, 1);
+    native.feed(ctx, data);
+    native.feedWait(ctx, 0, () => { seen.push('a'); throw new Error('boom'); });
+    native.feedWait(ctx, 0, () => seen.push('b'));
+    setTimeout(() => { console.log('stuck ' + JSON.stringify(seen)); process.exit(1); }, 60000).unref();
+    const wait = setInterval(() => {
+      if (seen.length < 3) return;
+      clearInterval(wait);
+      const out = Buffer.alloc(32);
+      native.final(ctx, out, 32);
+      console.log(codes.join(' '), JSON.stringify(seen.sort()), out.equals(m.hash('sha256', data)));
+    }, 5);`;
+  const bad = 'ERR_BAD_ARGUMENT';
+  expect(node(['-e', code])).toBe(
+    `${bad} ERR_STATE_INVALID ${bad} ${bad} ${Array(8).fill(bad).join(' ')} ["a","b","uncaught boom"] true`,
+  );
+});
+
 // The kernel is the oracle: field 41 of /proc/self/task/<tid>/stat is the
 // thread's scheduling policy (0 SCHED_OTHER, 5 SCHED_IDLE).
 (process.platform === 'linux' ? test : test.skip)(

@@ -44,10 +44,47 @@ async function asyncUnderGc(): Promise<unknown> {
   return results;
 }
 
+/** feed() of chunks whose only reference is the addon's, queued behind a long first chunk:
+ * none may be collected before the pool has hashed it (needs --expose-gc). */
+async function feedUnderGc(): Promise<unknown> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run with --expose-gc');
+  const results: boolean[] = [];
+  const lead = new Uint8Array(256 << 20).fill(7); // ~150 ms of hashing
+  for (let i = 0; i < 2; i++) {
+    const sizes = Array.from({ length: 24 }, (_, k) => 65536 + k * 4099 + i);
+    const fill = (b: Uint8Array, k: number): Uint8Array => b.fill((k * 7 + i) & 0xff);
+    const want = lib.hash(
+      'sha256',
+      Buffer.concat([lead, ...sizes.map((n, k) => fill(new Uint8Array(n), k))]),
+    );
+    const collected = new Set<number>();
+    const registry = new FinalizationRegistry((k: number) => collected.add(k));
+    const h = lib.createHasher('sha256');
+    h.feed(lead);
+    sizes.forEach((n, k) => {
+      const chunk = fill(new Uint8Array(n), k);
+      registry.register(chunk, k);
+      h.feed(chunk);
+    });
+    for (let round = 0; round < 3; round++) {
+      gc();
+      for (const n of sizes) new Uint8Array(n).fill(0xee); // reuse freed memory, if any
+      await new Promise((resolve) => setImmediate(resolve)); // finalizers run
+    }
+    const early = collected.size;
+    await h.flushFed();
+    results.push(early === 0 && h.digest().equals(want));
+  }
+  return results;
+}
+
 async function run(command: string, input: unknown): Promise<unknown> {
   switch (command) {
     case 'async-gc':
       return asyncUnderGc();
+    case 'feed-gc':
+      return feedUnderGc();
     case 'kat':
       return { implementations: implementations(), results: runKats() };
     case 'info':
