@@ -209,13 +209,13 @@ export class DigestSessionsService {
     if (contentLength !== undefined && offset + contentLength > limit) {
       throw this.tooLarge(offset + contentLength, limit);
     }
-    const expected = Number.isSafeInteger(contentLength) ? contentLength : undefined;
-    return this.absorb(session, length, body, checksum, cached?.opened, expected);
+    return this.absorb(session, length, body, checksum, cached?.opened);
   }
 
   /**
-   * Streams the body through the hashers (HashPipeline): the socket is paused while a full batch
-   * waits for the hashers or a checkpoint commits, so memory stays at a batch whatever the body.
+   * Streams the body through the hashers (HashPipeline): the socket is paused while the hashers
+   * are FEED_HIGH_BYTES behind or a checkpoint serializes, so memory stays at a few MiB whatever
+   * the body.
    */
   private async absorb(
     session: DigestSessionRow,
@@ -223,7 +223,6 @@ export class DigestSessionsService {
     body: Readable,
     checksum: ChunkChecksum | undefined,
     opened: Buffer[] | undefined,
-    expected: number | undefined,
   ): Promise<PatchResult> {
     const limit = length ?? this.config.digestSessionMaxBytes;
     // what the row holds at `committed`: sealed (the fence of the next write) and opened
@@ -237,7 +236,6 @@ export class DigestSessionsService {
     const pipeline = new HashPipeline(
       checksum ? [hashers, checksum.hasher] : [hashers],
       session.uploadOffset,
-      expected,
     );
     let expiresAt = session.expiresAt;
     // A checkpoint within the body commits while the next bytes are read and hashed (the body

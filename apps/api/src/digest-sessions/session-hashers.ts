@@ -5,7 +5,7 @@ import type { DigestSessionOptions } from './digest-sessions.repository';
 
 /**
  * The hashers of one session, one per algorithm, in the order of its `algorithms`; the stored
- * states are this order too. A chunk goes to all of them at once on libuv's thread pool.
+ * states are this order too. A chunk is fed to all of them: each hashes on libuv's thread pool.
  */
 export class SessionHashers {
   private constructor(private readonly hashers: Hasher[]) {}
@@ -38,9 +38,21 @@ export class SessionHashers {
     for (const hasher of this.hashers) hasher.update(chunk);
   }
 
-  /** Absorbs the chunks, in order, on the thread pool (each hasher reads them, none copies). */
-  updateChunksAsync(chunks: Buffer[]): Promise<unknown> {
-    return Promise.all(this.hashers.map((hasher) => hasher.updateChunksAsync(chunks)));
+  /** Queues a chunk for every hasher (Hasher.feed, no copy); returns the largest backlog. */
+  feed(chunk: Buffer): number {
+    let backlog = 0;
+    for (const hasher of this.hashers) backlog = Math.max(backlog, hasher.feed(chunk));
+    return backlog;
+  }
+
+  /** Resolves once every hasher has at most `bytes` fed bytes left to absorb. */
+  fedBelow(bytes: number): Promise<unknown> {
+    return Promise.all(this.hashers.map((hasher) => hasher.fedBelow(bytes)));
+  }
+
+  /** Resolves once every hasher has absorbed all it was fed. */
+  flushFed(): Promise<unknown> {
+    return Promise.all(this.hashers.map((hasher) => hasher.flushFed()));
   }
 
   /** Serialized states. They hold a plaintext tail of the input: never log them. */
