@@ -6,6 +6,7 @@
 // (a backlog small enough, the feed idle).
 #include "feed.h"
 
+#include <cmath>
 #include <utility>
 
 #include "instance.h"
@@ -141,6 +142,12 @@ Napi::Value FeedChunkCall(const Napi::CallbackInfo &info) {
   Bytes in;
   if (!GetBytes(env, info[1], &in, "data")) return env.Undefined();
   InstanceData *d = env.GetInstanceData<InstanceData>();
+  if (in.len == 0) {  // tells the backlog; a feed made for it would never be settled
+    auto it = d->feeds.find(ctx);
+    if (it == d->feeds.end()) return Napi::Number::New(env, 0);
+    std::lock_guard<std::mutex> lock(it->second->mu);
+    return Napi::Number::New(env, static_cast<double>(it->second->backlog));
+  }
   if (!d->feedSignal) {
     napi_value name;
     napi_create_string_utf8(env, "hashq.feed", NAPI_AUTO_LENGTH, &name);
@@ -160,16 +167,14 @@ Napi::Value FeedChunkCall(const Napi::CallbackInfo &info) {
   }
   uint64_t backlog;
   bool start = false;
+  napi_ref ref;
+  napi_create_reference(env, info[1], 1, &ref);
   {
     std::lock_guard<std::mutex> lock(f->mu);
-    if (in.len > 0) {
-      napi_ref ref;
-      napi_create_reference(env, info[1], 1, &ref);
-      f->queue.push_back(FeedChunk{in, ref});
-      f->backlog += in.len;
-      start = !f->running;
-      f->running = true;
-    }
+    f->queue.push_back(FeedChunk{in, ref});
+    f->backlog += in.len;
+    start = !f->running;
+    f->running = true;
     backlog = f->backlog;
   }
   if (start) {
@@ -186,9 +191,8 @@ Napi::Value FeedWait(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   hq_ctx *ctx = GetCtx(env, info[0]);
   if (!ctx) return env.Undefined();
-  double below = 0;
-  if (!info[1].IsNumber() || (below = info[1].As<Napi::Number>().DoubleValue()) < 0 ||
-      below > 9007199254740991.0 || below != static_cast<double>(static_cast<uint64_t>(below))) {
+  double below = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : -1;
+  if (!(below >= 0 && below <= 9007199254740991.0) || std::floor(below) != below) {  // NaN too
     ThrowBadArgument(env, "below must be a non-negative integer");
     return env.Undefined();
   }
