@@ -64,26 +64,13 @@ class DrainWorker : public Napi::AsyncWorker {
   }
 
  private:
-  // Releases the task and calls its callback with raw Node-API calls that
-  // report failure instead of throwing: while a worker thread terminates,
-  // JavaScript can no longer run, and a throw would abort the process.
-  // False when JavaScript could not be called at all.
+  // Releases the task and calls its callback (CallReporting). False when
+  // JavaScript could not be called at all.
   static bool Finish(napi_env env, AsyncTask *t, napi_value *error) {
     if (!t) return true;
     Napi::FunctionReference cb = std::move(t->callback);
     delete t;  // releases the context and the data
-    napi_value fn, recv, result;
-    if (napi_get_reference_value(env, cb, &fn) != napi_ok || !fn) return false;
-    napi_get_undefined(env, &recv);
-    if (napi_call_function(env, recv, fn, 0, nullptr, &result) == napi_ok)
-      return true;
-    bool pending = false;
-    napi_is_exception_pending(env, &pending);
-    if (!pending) return false;
-    napi_value e;
-    napi_get_and_clear_last_exception(env, &e);
-    if (!*error) *error = e;
-    return true;
+    return CallReporting(env, cb, error);
   }
 
   AsyncQueue *q_;
@@ -106,6 +93,23 @@ void Pump(Napi::Env env, AsyncQueue *q) {
 }
 
 }  // namespace
+
+// Raw Node-API calls that report failure instead of throwing: while a worker
+// thread terminates, JavaScript can no longer run, and a throw would abort
+// the process. The first exception a callback throws is kept in *error.
+bool CallReporting(napi_env env, napi_ref callback, napi_value *error) {
+  napi_value fn, recv, result;
+  if (napi_get_reference_value(env, callback, &fn) != napi_ok || !fn) return false;
+  napi_get_undefined(env, &recv);
+  if (napi_call_function(env, recv, fn, 0, nullptr, &result) == napi_ok) return true;
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) return false;
+  napi_value e;
+  napi_get_and_clear_last_exception(env, &e);
+  if (!*error) *error = e;
+  return true;
+}
 
 // SCHED_IDLE: the thread runs only when no other thread wants the core, and
 // a thread that wakes takes the core from it at once. A nice value does not

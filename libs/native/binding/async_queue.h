@@ -45,6 +45,11 @@ struct AsyncQueue {
   bool closed = false;              // main thread only: JS cannot run
 };
 
+// Calls the function `callback` refers to, with no arguments, from a pool
+// task's completion. False when JavaScript could not be called at all; the
+// first exception a callback throws goes to *error (for napi_fatal_exception).
+bool CallReporting(napi_env env, napi_ref callback, napi_value *error);
+
 // Called first by every pool task that hashes: once setPoolIdle() has been
 // called, moves the calling pool thread to SCHED_IDLE (once per thread).
 void ApplyPoolPolicy();

@@ -46,21 +46,11 @@ void Settle(napi_env env, InstanceData *d, Feed *f) {
     napi_delete_reference(env, f->ctxRef);
     delete f;
   }
-  // Raw calls that report failure instead of throwing (see DrainWorker): the
-  // first exception goes to 'uncaughtException' once all have been called.
+  // The first exception goes to 'uncaughtException' once all have been called.
   napi_value error = nullptr;
   for (napi_ref cb : ready) {
-    napi_value fn, recv, result;
-    bool called = napi_get_reference_value(env, cb, &fn) == napi_ok && fn &&
-                  napi_get_undefined(env, &recv) == napi_ok &&
-                  napi_call_function(env, recv, fn, 0, nullptr, &result) == napi_ok;
+    CallReporting(env, cb, &error);
     napi_delete_reference(env, cb);
-    bool pending = false;
-    if (!called && napi_is_exception_pending(env, &pending) == napi_ok && pending) {
-      napi_value e;
-      napi_get_and_clear_last_exception(env, &e);
-      if (!error) error = e;
-    }
   }
   if (error) napi_fatal_exception(env, error);
 }
