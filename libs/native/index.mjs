@@ -39,5 +39,6 @@ export const {
   FILE_BUFFER_BYTES,
   FILES_BUFFER_BYTES,
   setRecvLowWater,
+  retainFreedHeap,
 } = native;
 export default native;

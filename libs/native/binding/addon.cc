@@ -15,6 +15,9 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "async_queue.h"
 #include "feed.h"
@@ -60,6 +63,26 @@ Napi::Value SetRecvLowWater(const Napi::CallbackInfo &info) {
   }
   int r = hq_set_recv_lowat(static_cast<int>(fd), static_cast<int>(bytes));
   return Napi::Number::New(env, r);
+}
+
+// retainFreedHeap(bytes): true once glibc's malloc keeps up to `bytes` free at
+// the top of its heaps (M_TRIM_THRESHOLD) and a quarter of that after it
+// trims (M_TOP_PAD); false, changing nothing, under another C library.
+Napi::Value RetainFreedHeap(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t bytes;
+  if (!GetUint32(env, info[0], &bytes, "bytes")) return env.Undefined();
+  if (bytes > 0x7fffffff) {
+    ThrowBadArgument(env, "bytes must fit an int");
+    return env.Undefined();
+  }
+#if defined(__GLIBC__)
+  bool set = mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes)) == 1 &&
+             mallopt(M_TOP_PAD, static_cast<int>(bytes / 4)) == 1;
+  return Napi::Boolean::New(env, set);
+#else
+  return Napi::Boolean::New(env, false);
+#endif
 }
 
 // Dispatch once per process: the module may be loaded again by worker
@@ -169,6 +192,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("openBeneath", Napi::Function::New(env, OpenBeneath));
   exports.Set("fileStatus", Table(env, fileStatuses));
   exports.Set("setRecvLowWater", Napi::Function::New(env, SetRecvLowWater));
+  exports.Set("retainFreedHeap", Napi::Function::New(env, RetainFreedHeap));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));

@@ -102,6 +102,8 @@ export interface NativeAddon {
   >;
   /** 0, or a negated errno (SO_RCVLOWAT of a connected socket) */
   setRecvLowWater(fd: number, bytes: number): number;
+  /** true once glibc's malloc keeps freed memory (M_TRIM_THRESHOLD, M_TOP_PAD); false elsewhere */
+  retainFreedHeap(bytes: number): boolean;
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;

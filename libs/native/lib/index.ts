@@ -35,5 +35,6 @@ export {
   updateFromFile,
 } from './files';
 export { createHasher, hash, hashAsync, Hasher } from './hasher';
+export { retainFreedHeap } from './heap';
 export type { HasherOptions, HashOptions, Input } from './input';
 export { setRecvLowWater } from './sockets';

@@ -3,6 +3,9 @@
  * <command>`, JSON on stdin, JSON on stdout. The parent picks the code path
  * with HASHQ_NATIVE_IMPL.
  */
+import { createHash } from 'node:crypto';
+import * as http from 'node:http';
+
 import * as lib from '../../lib';
 import { runKats } from './library';
 
@@ -79,12 +82,43 @@ async function feedUnderGc(): Promise<unknown> {
   return results;
 }
 
+/** A node:http server that hashes request bodies with Node's crypto, with or without
+ * retainFreedHeap first; over IPC it sends its port, then answers 'faults' with its count of
+ * minor page faults, and 'stop' ends it with the digests it computed. */
+async function heapServer(retain: boolean): Promise<unknown> {
+  const retained = retain ? lib.retainFreedHeap(64 << 20) : false;
+  const digests: string[] = [];
+  const server = http.createServer((req, res) => {
+    const hash = createHash('sha256');
+    req.on('data', (chunk: Buffer) => hash.update(chunk));
+    req.on('end', () => {
+      digests.push(hash.digest('hex'));
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  process.send?.({ port: (server.address() as { port: number }).port });
+  await new Promise<void>((resolve) => {
+    process.on('message', (message) => {
+      if (message === 'faults') process.send?.({ faults: process.resourceUsage().minorPageFault });
+      if (message === 'stop') resolve();
+    });
+  });
+  server.closeAllConnections();
+  server.close();
+  process.disconnect?.();
+  return { retained, digests };
+}
+
 async function run(command: string, input: unknown): Promise<unknown> {
   switch (command) {
     case 'async-gc':
       return asyncUnderGc();
     case 'feed-gc':
       return feedUnderGc();
+    case 'heap-server':
+      return heapServer((input as { retain: boolean }).retain);
     case 'kat':
       return { implementations: implementations(), results: runKats() };
     case 'info':
