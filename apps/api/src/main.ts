@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 
 import { createLogger, loadConfig, logFatal, PinoNestLogger } from '@hashq/config';
+import { retainFreedHeap } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
@@ -11,6 +12,10 @@ async function bootstrap(): Promise<void> {
   // Before the application's modules load: one of them (msgpackr's addon, through BullMQ) starts
   // libuv's pool, whose threads inherit the event loop's priority only if they start after it.
   const priority = config.apiLoopPriority === 'high' ? raiseLoopPriority() : undefined;
+  // A digest session's body arrives as 64 KiB buffers that V8 frees in batches; glibc would give
+  // their pages back and fault them in again, ~10 us each in a VM (docs/digest-sessions.md,
+  // "The API's own page faults").
+  const heapRetained = config.apiHeapRetainBytes > 0 && retainFreedHeap(config.apiHeapRetainBytes);
   const logger = createLogger('api', config.logLevel);
   if (priority?.refused) {
     logger.info(
@@ -36,7 +41,7 @@ async function bootstrap(): Promise<void> {
   await (config.host ? app.listen(config.port, config.host) : app.listen(config.port));
   const url = await app.getUrl();
   logger.info(
-    { url, docs: `${url}/docs`, auth: config.auth, loopNice: priority?.nice },
+    { url, docs: `${url}/docs`, auth: config.auth, loopNice: priority?.nice, heapRetained },
     'hashq api listening',
   );
 }

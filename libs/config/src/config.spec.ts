@@ -52,6 +52,7 @@ describe('loadConfig', () => {
         },
       },
       apiLoopPriority: 'high',
+      apiHeapRetainBytes: 64 * 1024 * 1024,
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);
@@ -97,6 +98,7 @@ describe('loadConfig', () => {
       API_KEEP_ALIVE_TIMEOUT_MS: '700',
       API_JSON_MAX_BYTES: '2048',
       API_LOOP_PRIORITY: 'normal',
+      API_HEAP_RETAIN_BYTES: '0',
       BATCH_MANIFEST_MAX_BYTES: '1048576',
       WEBHOOK_RETRY_SECONDS: ' 1, 0,604800',
       WEBHOOK_TIMEOUT_MS: '100',
@@ -172,6 +174,7 @@ describe('loadConfig', () => {
         jsonMaxBytes: 2048,
       },
       apiLoopPriority: 'normal',
+      apiHeapRetainBytes: 0,
       batchManifestMaxBytes: 1048576,
       webhooks: { retrySeconds: [1, 0, 604800], timeoutMs: 100, pollMs: 3_600_000 },
       worker: {
@@ -230,6 +233,8 @@ describe('loadConfig', () => {
       /API_REQUEST_TIMEOUT_MS \(10000\) must be 0 or at least API_HEADERS_TIMEOUT_MS/,
     ],
     [{ API_JSON_MAX_BYTES: '10' }, /API_JSON_MAX_BYTES must be an integer/],
+    [{ API_HEAP_RETAIN_BYTES: '-1' }, /API_HEAP_RETAIN_BYTES must be an integer/],
+    [{ API_HEAP_RETAIN_BYTES: String(2 ** 31) }, /API_HEAP_RETAIN_BYTES must be an integer/],
   ])('refuses API limits %j', (env, problem) => {
     expect(() => loadConfig({ ...KEYS, ...env })).toThrow(problem);
   });

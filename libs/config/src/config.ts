@@ -68,6 +68,11 @@ export interface HashqConfig {
    * `normal` leaves it.
    */
   apiLoopPriority: 'high' | 'normal';
+  /**
+   * API_HEAP_RETAIN_BYTES: freed memory glibc's malloc keeps for the API instead of giving it back
+   * to the kernel and faulting it in again with the next request bodies (0: glibc's own trimming).
+   */
+  apiHeapRetainBytes: number;
   /** API: BATCH_MANIFEST_MAX_BYTES, the largest JSON body of the batch routes (inline manifests). */
   batchManifestMaxBytes: number;
   /** API: how webhook deliveries are sent and retried (README "Webhooks"). */
@@ -267,6 +272,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     API_KEEP_ALIVE_TIMEOUT_MS: '5000',
     API_JSON_MAX_BYTES: String(64 * 1024),
     API_LOOP_PRIORITY: 'high',
+    API_HEAP_RETAIN_BYTES: String(64 * 1024 * 1024),
     BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     // the Standard Webhooks schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
     WEBHOOK_RETRY_SECONDS: '5,300,1800,7200,18000,36000,36000',
@@ -336,6 +342,7 @@ export type EnvName =
   | 'API_REQUEST_TIMEOUT_MS'
   | 'API_KEEP_ALIVE_TIMEOUT_MS'
   | 'API_LOOP_PRIORITY'
+  | 'API_HEAP_RETAIN_BYTES'
   | 'API_JSON_MAX_BYTES'
   | 'BATCH_MANIFEST_MAX_BYTES'
   | 'WEBHOOK_RETRY_SECONDS'
@@ -498,6 +505,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
       jsonMaxBytes: int('API_JSON_MAX_BYTES', 1024, 1024 ** 3),
     },
     apiLoopPriority,
+    apiHeapRetainBytes: int('API_HEAP_RETAIN_BYTES', 0, 2 ** 31 - 1),
     batchManifestMaxBytes: int('BATCH_MANIFEST_MAX_BYTES', 1024, 1024 ** 3),
     webhooks: {
       retrySeconds: parseRetrySeconds(raw('WEBHOOK_RETRY_SECONDS'), problems),
