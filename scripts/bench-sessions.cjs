@@ -17,7 +17,8 @@
 //   - BENCH_SESSIONS (1,000) concurrent sessions of 64 KiB in 4 PATCHes each (sha256):
 //     sessions/s, the CPU per session of the API, its PostgreSQL backends and this client, PATCH
 //     latency p50/p99/max; after BENCH_SESSIONS_WARM_UP untimed rounds of the same (the JIT
-//     compiling the small requests' path beside a timed round made it a measure of a cold API).
+//     compiling the small requests' path beside a timed round made it a measure of a cold API);
+//   - at the end, the peak RSS (VmHWM) of the API and the sinks over the whole run.
 // The API's event-loop delay (p50, p99, max) is measured in the API process itself
 // (scripts/bench-sessions/loop-lag.cjs, preloaded): raw (monitorEventLoopDelay), and "own", net of
 // the time its main thread waited for a CPU (Linux schedstat) - what the API's work caused. "own"
@@ -59,6 +60,7 @@ const {
   ensureBuilt,
   freePort,
   minorFaults,
+  peakRssMiB,
   statFields,
 } = require('./bench-e2e/setup.cjs');
 const { printTable, median, fmtRatio } = require('./bench-e2e/table.cjs');
@@ -500,6 +502,11 @@ async function main() {
         '< 20 ms',
       ]);
     }
+    const sinkRss = Object.values(sinkPids).map((pid) => peakRssMiB(pid).toFixed(0));
+    console.log(
+      `\npeak RSS (VmHWM) over the whole run: API ${peakRssMiB(api.pid).toFixed(0)} MiB, ` +
+        `sinks ${sinkRss.join(' / ')} MiB`,
+    );
     console.log('\ntargets');
     printTable(['', 'measured', 'target'], targets);
   } finally {
