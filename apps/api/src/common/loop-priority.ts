@@ -13,6 +13,12 @@ export interface LoopPriority {
   refused?: string;
 }
 
+/** The two calls of node:os it makes (a test gives its own). */
+export interface ThreadPriorities {
+  getPriority(pid?: number): number;
+  setPriority(pid: number, priority: number): void;
+}
+
 /**
  * Lowers the calling thread's nice value by LOOP_NICE_STEP (at most to -20). Called first thing by
  * the API: on Linux a nice value belongs to a thread and the threads it starts inherit it, so the
@@ -21,7 +27,9 @@ export interface LoopPriority {
  * behind PostgreSQL, the clients and its own GC helpers (docs/digest-sessions.md, "The event loop
  * at nice -5"). Without the right to raise a priority, nothing changes.
  */
-export function raiseLoopPriority(os = { getPriority, setPriority }): LoopPriority {
+export function raiseLoopPriority(
+  os: ThreadPriorities = { getPriority, setPriority },
+): LoopPriority {
   const from = os.getPriority(0);
   const nice = Math.max(NICE_MIN, from - LOOP_NICE_STEP);
   try {
