@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 
 import { type ApiProcess, startApiProcess } from './helpers/api-process';
 import { createTestEnv, type TestEnv } from './helpers/env';
-import { MiB, nodeDigest, sessionMetadata, tusUpload } from './helpers/tus';
+import { MiB, nodeDigest, uploadAndGet } from './helpers/tus';
 
 const PATCH_BYTES = 8 * MiB;
 const PATCHES = 8;
@@ -42,15 +42,11 @@ function minorFaults(pid: number): number {
     const data = Buffer.alloc(PATCHES * PATCH_BYTES, 0x5a);
     data.writeUInt32BE(0xdecaf, 12345);
     const upload = async () => {
-      const { url } = await tusUpload(data, {
-        endpoint: `${api.url}/v1/digest-sessions`,
+      const session = await uploadAndGet(api.url, data, {
         chunkSize: PATCH_BYTES,
         headers: env.auth,
-        metadata: sessionMetadata(['sha256']),
+        algorithms: ['sha256'],
       });
-      const session = (await (
-        await fetch(`${api.url}${new URL(url).pathname}`, { headers: env.auth })
-      ).json()) as { status: string; digests: Record<string, { hex: string }> };
       expect(session.status).toBe('succeeded');
       expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
     };

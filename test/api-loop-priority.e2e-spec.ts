@@ -13,7 +13,7 @@ import { LOOP_NICE_STEP } from '../apps/api/src/common/loop-priority';
 import { type ApiProcess, startApiProcess } from './helpers/api-process';
 import { createTestEnv, type TestEnv } from './helpers/env';
 import { STAT_NICE, threadStat } from './helpers/threads';
-import { MiB, nodeDigest, sessionMetadata, tusUpload } from './helpers/tus';
+import { MiB, nodeDigest, uploadAndGet } from './helpers/tus';
 
 /** Whether this process may lower a nice value (root or CAP_SYS_NICE): bit 23 of CapEff. */
 function mayRaisePriority(): boolean {
@@ -46,15 +46,11 @@ function mayRaisePriority(): boolean {
       apis.push(api);
       const data = Buffer.alloc(8 * MiB, 0x5a);
       data.writeUInt32BE(0xdecaf, 12345);
-      const { url } = await tusUpload(data, {
-        endpoint: `${api.url}/v1/digest-sessions`,
+      const session = await uploadAndGet(api.url, data, {
         chunkSize: 4 * MiB,
         headers: env.auth,
-        metadata: sessionMetadata(['sha256']),
+        algorithms: ['sha256'],
       });
-      const session = (await (
-        await fetch(`${api.url}${new URL(url).pathname}`, { headers: env.auth })
-      ).json()) as { status: string; digests: Record<string, { hex: string }> };
       expect(session.status).toBe('succeeded');
       expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
 

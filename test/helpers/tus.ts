@@ -44,6 +44,28 @@ export function tusUpload(
   });
 }
 
+/** A session as `GET /v1/digest-sessions/:id` answers it (the fields these tests read). */
+export interface SessionBody {
+  status: string;
+  digests: Record<string, { hex: string }>;
+}
+
+/** Uploads `data` to the API at `apiUrl` with tus-js-client, then answers the session's GET. */
+export async function uploadAndGet(
+  apiUrl: string,
+  data: Buffer,
+  options: { chunkSize: number; headers: Record<string, string>; algorithms: string[] },
+): Promise<SessionBody> {
+  const { url } = await tusUpload(data, {
+    endpoint: `${apiUrl}/v1/digest-sessions`,
+    chunkSize: options.chunkSize,
+    headers: options.headers,
+    metadata: sessionMetadata(options.algorithms),
+  });
+  const answer = await fetch(`${apiUrl}${new URL(url).pathname}`, { headers: options.headers });
+  return (await answer.json()) as SessionBody;
+}
+
 /**
  * tus-js-client's own Node HTTP stack with every request sent to `origin()` instead of the
  * upload URL's origin: a load balancer in front of several API instances, or the client
