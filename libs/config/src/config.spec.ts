@@ -52,7 +52,7 @@ describe('loadConfig', () => {
         },
       },
       apiLoopPriority: 'high',
-      apiHeapRetainBytes: 16 * 1024 * 1024,
+      apiHeapRetainBytes: 64 * 1024 * 1024,
       logLevel: 'info',
     });
     expect(config.fileRoots).toHaveLength(1);

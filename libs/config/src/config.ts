@@ -272,7 +272,7 @@ export function defaultEnv(root = projectRoot()): Required<Record<EnvName, strin
     API_KEEP_ALIVE_TIMEOUT_MS: '5000',
     API_JSON_MAX_BYTES: String(64 * 1024),
     API_LOOP_PRIORITY: 'high',
-    API_HEAP_RETAIN_BYTES: String(16 * 1024 * 1024),
+    API_HEAP_RETAIN_BYTES: String(64 * 1024 * 1024),
     BATCH_MANIFEST_MAX_BYTES: String(16 * 1024 * 1024),
     // the Standard Webhooks schedule after the first attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h
     WEBHOOK_RETRY_SECONDS: '5,300,1800,7200,18000,36000,36000',

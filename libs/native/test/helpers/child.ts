@@ -86,7 +86,7 @@ async function feedUnderGc(): Promise<unknown> {
  * retainFreedHeap first; over IPC it sends its port, then answers 'faults' with its count of
  * minor page faults, and 'stop' ends it with the digests it computed. */
 async function heapServer(retain: boolean): Promise<unknown> {
-  const retained = retain ? lib.retainFreedHeap(64 << 20) : false;
+  const retained = retain ? lib.retainFreedHeap(64 << 20) : false; // the API's default
   const digests: string[] = [];
   const server = http.createServer((req, res) => {
     const hash = createHash('sha256');
