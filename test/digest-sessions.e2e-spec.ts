@@ -72,8 +72,9 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     offset: number | string,
     body: Buffer,
     headers: Record<string, string> = {},
+    to: INestApplication = app,
   ) =>
-    http()
+    request(to.getHttpServer())
       .patch(path)
       .set(TUS)
       .set({
@@ -547,27 +548,21 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     );
   });
 
-  it("two PATCHes at the same offset: one commits (204), the other gets 409, the digest is the winner's", async () => {
+  /**
+   * Two PATCHes of 3 MiB at offset 0 of a new 4 MiB session, sent at once by `send` (0 and 1):
+   * exactly one lands (204), the other gets 409, and the digest is the winner's. `hold`, if given,
+   * runs before they are sent and answers what releases them once they are.
+   */
+  const conflictingPatches = async (
+    send: (which: number, path: string, body: Buffer) => Promise<request.Response>,
+    hold?: (id: string) => Promise<() => Promise<void>>,
+  ) => {
     const path = await create(['sha256'], 4 * MiB);
-    const id = path.split('/').pop();
+    const id = path.split('/').pop() as string;
     const bodies = [randomBytes(3 * MiB), randomBytes(3 * MiB)];
-    // Both PATCHes read offset 0 and hash their body; their commits wait on this row lock, so both
-    // are in flight at once by construction; released, the fence lets exactly one land.
-    const lock = new Client({ connectionString: env.databaseUrl });
-    await lock.connect();
-    await lock.query('BEGIN');
-    await lock.query('SELECT 1 FROM digest_sessions WHERE id = $1 FOR UPDATE', [id]);
-    const answers = bodies.map((body) => patch(path, 0, body).then((res) => res));
-    for (;;) {
-      const { rows } = await db.query(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (rows[0].n === 2) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    await lock.query('COMMIT');
-    await lock.end();
+    const release = await hold?.(id);
+    const answers = bodies.map((body, which) => send(which, path, body).then((res) => res));
+    await release?.();
     const [a, b] = await Promise.all(answers);
     expect([a.status, b.status].sort()).toEqual([204, 409]);
     const loser = a.status === 409 ? a : b;
@@ -578,5 +573,43 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     expect(last.headers['hashq-digest']).toBe(
       `sha256="${nodeDigest('sha256', Buffer.concat([winner, rest]))}"`,
     );
+  };
+
+  it("two PATCHes at the same offset to one instance: one commits (204), the other gets 409, the digest is the winner's", async () => {
+    // An instance has one write in PostgreSQL at a time: the second waits for the first, whose
+    // fence then fails.
+    await conflictingPatches((_which, path, body) => patch(path, 0, body));
+  });
+
+  it('two PATCHes at the same offset to two instances, both commits in PostgreSQL at once: one lands', async () => {
+    const other = await createApiApp(env);
+    const lock = new Client({ connectionString: env.databaseUrl });
+    try {
+      await lock.connect();
+      await conflictingPatches(
+        (which, path, body) =>
+          which === 0 ? patch(path, 0, body) : patch(path, 0, body, {}, other),
+        // Both instances read offset 0 and hash their body; their commits wait on this row lock,
+        // so both are in flight at once by construction; released, the fence lets one land.
+        async (id) => {
+          await lock.query('BEGIN');
+          await lock.query('SELECT 1 FROM digest_sessions WHERE id = $1 FOR UPDATE', [id]);
+          return async () => {
+            for (;;) {
+              const { rows } = await db.query(
+                `SELECT count(*)::int AS n FROM pg_stat_activity
+                  WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+              );
+              if (rows[0].n === 2) break;
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+            await lock.query('COMMIT');
+          };
+        },
+      );
+    } finally {
+      await lock.end();
+      await other.close();
+    }
   });
 });

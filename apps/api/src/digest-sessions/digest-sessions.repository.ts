@@ -239,16 +239,18 @@ export class DigestSessionsRepository {
     2,
     500,
   );
+  // One insert and one write in flight: what arrives meanwhile goes in the next, larger group
+  // (each statement costs PostgreSQL a commit whatever its size; docs/digest-sessions.md).
   private readonly inserts = new StatementBatcher<InsertItem, Stamps>(
     (items) => this.insertRows(items),
     (item) => item.id,
-    2,
+    1,
     500,
   );
   private readonly writes = new StatementBatcher<WriteItem, Stamps | undefined>(
     (items) => this.writeRows(items),
     (item) => item.id,
-    4,
+    1,
     500,
   );
 
