@@ -576,8 +576,8 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
   };
 
   it("two PATCHes at the same offset to one instance: one commits (204), the other gets 409, the digest is the winner's", async () => {
-    // An instance has one write in PostgreSQL at a time: the second waits for the first, whose
-    // fence then fails.
+    // An instance has one write in PostgreSQL at a time: the second PATCH's commit waits for the
+    // first's and its fence fails (or, once the first has landed, its offset is already behind).
     await conflictingPatches((_which, path, body) => patch(path, 0, body));
   });
 
@@ -587,8 +587,7 @@ describe('digest sessions over tus 1.0.0 (e2e, real PostgreSQL, tus-js-client)',
     try {
       await lock.connect();
       await conflictingPatches(
-        (which, path, body) =>
-          which === 0 ? patch(path, 0, body) : patch(path, 0, body, {}, other),
+        (which, path, body) => patch(path, 0, body, {}, which === 0 ? app : other),
         // Both instances read offset 0 and hash their body; their commits wait on this row lock,
         // so both are in flight at once by construction; released, the fence lets one land.
         async (id) => {
