@@ -6,21 +6,14 @@
  * freed buffers end at the top of glibc's heap), so the mechanism's control, a server that does
  * fault without it, is libs/native/test/heap.test.ts. Digests against Node's crypto.
  */
-import { readFileSync } from 'node:fs';
-
 import { type ApiProcess, startApiProcess } from './helpers/api-process';
 import { createTestEnv, type TestEnv } from './helpers/env';
+import { processStat, STAT_MINFLT } from './helpers/threads';
 import { MiB, nodeDigest, uploadAndGet } from './helpers/tus';
 
 const PATCH_BYTES = 8 * MiB;
 const PATCHES = 8;
 const PAGES = PATCH_BYTES / 4096;
-
-/** Minor page faults of a process so far (proc(5), /proc/<pid>/stat field 10). */
-function minorFaults(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[10 - 3]);
-}
 
 (process.platform === 'linux' ? describe : describe.skip)('API heap retention (e2e)', () => {
   let env: TestEnv;
@@ -51,9 +44,9 @@ function minorFaults(pid: number): number {
       expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
     };
     await upload(); // warm: code compiled, heaps grown
-    const before = minorFaults(api.process.pid);
+    const before = processStat(api.process.pid, STAT_MINFLT);
     await upload();
-    const perPatch = (minorFaults(api.process.pid) - before) / PATCHES;
+    const perPatch = (processStat(api.process.pid, STAT_MINFLT) - before) / PATCHES;
     const listening = api.process.lines.find((line) => line.msg === 'hashq api listening');
     return { perPatch, heapRetained: listening?.heapRetained };
   }

@@ -13,8 +13,7 @@ async function bootstrap(): Promise<void> {
   // libuv's pool, whose threads inherit the event loop's priority only if they start after it.
   const priority = config.apiLoopPriority === 'high' ? raiseLoopPriority() : undefined;
   // A digest session's body arrives as 64 KiB buffers that V8 frees in batches; glibc would give
-  // their pages back and fault them in again, ~10 us each in a VM (docs/digest-sessions.md,
-  // "The API's own page faults").
+  // their pages back and fault them in again (docs/digest-sessions.md, "The API's own page faults").
   const heapRetained = config.apiHeapRetainBytes > 0 && retainFreedHeap(config.apiHeapRetainBytes);
   const logger = createLogger('api', config.logLevel);
   if (priority?.refused) {
