@@ -40,5 +40,6 @@ export const {
   FILES_BUFFER_BYTES,
   setRecvLowWater,
   retainFreedHeap,
+  setThreadFifo,
 } = native;
 export default native;

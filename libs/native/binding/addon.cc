@@ -11,12 +11,16 @@
 // they come out as HashqError subclasses with a stable code.
 #include <napi.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#endif
+#if defined(__linux__)
+#include <sched.h>
 #endif
 
 #include "async_queue.h"
@@ -82,6 +86,31 @@ Napi::Value RetainFreedHeap(const Napi::CallbackInfo &info) {
   return Napi::Boolean::New(env, set);
 #else
   return Napi::Boolean::New(env, false);
+#endif
+}
+
+// setThreadFifo(tid, priority): thread `tid` of this process (0: the caller)
+// to SCHED_FIFO at `priority` (1-99), or back to SCHED_OTHER with 0. With
+// SCHED_RESET_ON_FORK: threads and processes it starts begin at the normal
+// policy. 0 or a negated errno (EPERM without CAP_SYS_NICE or RLIMIT_RTPRIO;
+// ENOSYS off Linux).
+Napi::Value SetThreadFifo(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t tid, priority;
+  if (!GetUint32(env, info[0], &tid, "tid") || !GetUint32(env, info[1], &priority, "priority"))
+    return env.Undefined();
+  if (tid > 0x7fffffff || priority > 99) {
+    ThrowBadArgument(env, "tid must fit an int and priority be 0-99");
+    return env.Undefined();
+  }
+#if defined(__linux__)
+  struct sched_param param = {};
+  param.sched_priority = static_cast<int>(priority);
+  int policy = (priority > 0 ? SCHED_FIFO : SCHED_OTHER) | SCHED_RESET_ON_FORK;
+  int r = sched_setscheduler(static_cast<pid_t>(tid), policy, &param) == 0 ? 0 : -errno;
+  return Napi::Number::New(env, r);
+#else
+  return Napi::Number::New(env, -ENOSYS);
 #endif
 }
 
@@ -193,6 +222,7 @@ Napi::Object Module(Napi::Env env, Napi::Object exports) {
   exports.Set("fileStatus", Table(env, fileStatuses));
   exports.Set("setRecvLowWater", Napi::Function::New(env, SetRecvLowWater));
   exports.Set("retainFreedHeap", Napi::Function::New(env, RetainFreedHeap));
+  exports.Set("setThreadFifo", Napi::Function::New(env, SetThreadFifo));
   exports.Set("cpucycles", Napi::Function::New(env, CpuCycles));
   exports.Set("cpucyclesSource", Napi::Function::New(env, CpuCyclesSource));
   exports.Set("forcedPortable", Napi::Boolean::New(env, forcedPortable));

@@ -104,6 +104,8 @@ export interface NativeAddon {
   setRecvLowWater(fd: number, bytes: number): number;
   /** true once glibc's malloc keeps freed memory (M_TRIM_THRESHOLD, M_TOP_PAD); false elsewhere */
   retainFreedHeap(bytes: number): boolean;
+  /** 0, or a negated errno (sched_setscheduler with SCHED_FIFO, or SCHED_OTHER for 0) */
+  setThreadFifo(tid: number, priority: number): number;
   cpucycles(): bigint;
   cpucyclesSource(): string;
   forcedPortable: boolean;

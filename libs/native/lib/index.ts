@@ -37,4 +37,5 @@ export {
 export { createHasher, hash, hashAsync, Hasher } from './hasher';
 export { retainFreedHeap } from './heap';
 export type { HasherOptions, HashOptions, Input } from './input';
+export { setThreadFifo } from './scheduling';
 export { setRecvLowWater } from './sockets';

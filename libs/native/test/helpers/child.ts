@@ -4,7 +4,10 @@
  * with HASHQ_NATIVE_IMPL.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
+import { Worker } from 'node:worker_threads';
 
 import * as lib from '../../lib';
 import { runKats } from './library';
@@ -111,6 +114,31 @@ async function heapServer(retain: boolean): Promise<unknown> {
   return { retained, digests };
 }
 
+/** The policy and real-time priority of each thread of this process (fields 41 and 40 of
+ * /proc/self/task/<tid>/stat), by tid. */
+function threadPolicies(): Record<string, { policy: number; priority: number }> {
+  const out: Record<string, { policy: number; priority: number }> = {};
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3 on
+    out[tid] = { priority: Number(fields[37]), policy: Number(fields[38]) };
+  }
+  return out;
+}
+
+/** setThreadFifo on the main thread, then a worker thread started after it (SCHED_RESET_ON_FORK:
+ * it begins at the normal policy), then the main thread back to normal. */
+async function fifoThreads(priority: number): Promise<unknown> {
+  const before = threadPolicies();
+  const set = lib.setThreadFifo(0, priority);
+  const worker = new Worker('setInterval(() => {}, 1000)', { eval: true });
+  await once(worker, 'online');
+  const during = threadPolicies();
+  await worker.terminate();
+  const reset = lib.setThreadFifo(process.pid, 0);
+  return { pid: process.pid, set, reset, before, during, after: threadPolicies() };
+}
+
 async function run(command: string, input: unknown): Promise<unknown> {
   switch (command) {
     case 'async-gc':
@@ -119,6 +147,8 @@ async function run(command: string, input: unknown): Promise<unknown> {
       return feedUnderGc();
     case 'heap-server':
       return heapServer((input as { retain: boolean }).retain);
+    case 'fifo-threads':
+      return fifoThreads((input as { priority: number }).priority);
     case 'kat':
       return { implementations: implementations(), results: runKats() };
     case 'info':
