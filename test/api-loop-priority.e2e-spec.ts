@@ -1,18 +1,24 @@
 /**
  * API_LOOP_PRIORITY: a real API process takes a digest session of 8 MiB (hashed on libuv's pool)
- * and the kernel (field 19 of /proc/<pid>/task/<tid>/stat, the nice value) says where each of
- * its threads runs. `high` (the default) puts the event loop and the pool threads it started
- * LOOP_NICE_STEP below the test's own nice value where the test may raise a priority (root, as
- * CI runs), and leaves V8's helpers; `normal` leaves every thread. Without the right, the API
- * logs why and runs.
+ * and the kernel (fields 19, 40 and 41 of /proc/<pid>/task/<tid>/stat: the nice value, the
+ * real-time priority, the policy) says where each of its threads runs. `high` (the default) puts
+ * the event loop and the pool threads it started LOOP_NICE_STEP below the test's own nice value
+ * where the test may raise a priority (root, as CI runs), and leaves V8's helpers; `realtime`
+ * puts the event loop at SCHED_FIFO LOOP_FIFO_PRIORITY and every other thread of the process at
+ * HELPER_FIFO_PRIORITY; `normal` leaves every thread. Without the right, the API logs why and
+ * runs.
  */
 import { readFileSync } from 'node:fs';
 import { getPriority } from 'node:os';
 
-import { LOOP_NICE_STEP } from '../apps/api/src/common/loop-priority';
+import {
+  HELPER_FIFO_PRIORITY,
+  LOOP_FIFO_PRIORITY,
+  LOOP_NICE_STEP,
+} from '../apps/api/src/common/loop-priority';
 import { type ApiProcess, startApiProcess } from './helpers/api-process';
 import { createTestEnv, type TestEnv } from './helpers/env';
-import { STAT_NICE, threadStat } from './helpers/threads';
+import { STAT_NICE, STAT_POLICY, STAT_RT_PRIORITY, threadStat } from './helpers/threads';
 import { MiB, nodeDigest, uploadAndGet } from './helpers/tus';
 
 /** Whether this process may lower a nice value (root or CAP_SYS_NICE): bit 23 of CapEff. */
@@ -39,7 +45,7 @@ function mayRaisePriority(): boolean {
   it.each([
     ['high (default)', {}, true],
     ['normal', { API_LOOP_PRIORITY: 'normal' }, false],
-  ])(
+  ] as const)(
     '%s',
     async (_name, settings, high) => {
       const api = await startApiProcess({ ...env.env, ...settings });
@@ -79,4 +85,44 @@ function mayRaisePriority(): boolean {
     },
     120_000,
   );
+
+  it('realtime', async () => {
+    const api = await startApiProcess({ ...env.env, API_LOOP_PRIORITY: 'realtime' });
+    apis.push(api);
+    const data = Buffer.alloc(8 * MiB, 0xa5);
+    data.writeUInt32BE(0xc0ffee, 54321);
+    const session = await uploadAndGet(api.url, data, {
+      chunkSize: 4 * MiB,
+      headers: env.auth,
+      algorithms: ['sha256', 'sha512'],
+    });
+    expect(session.status).toBe('succeeded');
+    expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
+    expect(session.digests.sha512.hex).toBe(nodeDigest('sha512', data));
+
+    const pid = api.process.pid;
+    const policies = threadStat(pid, STAT_POLICY);
+    const priorities = threadStat(pid, STAT_RT_PRIORITY);
+    const listening = api.process.lines.find((line) => line.msg === 'hashq api listening');
+    const SCHED_FIFO = 1;
+    if (mayRaisePriority()) {
+      expect([policies.get(pid), priorities.get(pid)]).toEqual([SCHED_FIFO, LOOP_FIFO_PRIORITY]);
+      const helpers = [...policies.keys()].filter((tid) => tid !== pid);
+      // V8's helpers and libuv's pool (started as the modules loaded), all below the loop
+      expect(helpers.length).toBeGreaterThanOrEqual(4);
+      for (const tid of helpers)
+        expect([tid, policies.get(tid), priorities.get(tid)]).toEqual([
+          tid,
+          SCHED_FIFO,
+          HELPER_FIFO_PRIORITY,
+        ]);
+      expect(listening?.loopFifoThreads).toBe(policies.size);
+    } else {
+      expect([...policies.values()].every((policy) => policy === 0)).toBe(true);
+      expect(listening?.loopFifoThreads).toBeUndefined();
+      expect(api.process.lines.some((line) => /not in real time/.test(String(line.msg)))).toBe(
+        true,
+      );
+    }
+  }, 120_000);
 });

@@ -1,8 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** Fields of /proc/<pid>/stat (proc(5)): minor faults, the nice value, the scheduling policy. */
+/** Fields of /proc/<pid>/stat (proc(5)): minor faults, the nice value, the real-time priority,
+ * the scheduling policy (0 SCHED_OTHER, 1 SCHED_FIFO, 5 SCHED_IDLE). */
 export const STAT_MINFLT = 10;
 export const STAT_NICE = 19;
+export const STAT_RT_PRIORITY = 40;
 export const STAT_POLICY = 41;
 
 /** Field `field` (1-based, as proc(5) counts) of a stat file's text. */

@@ -5,13 +5,14 @@ import { retainFreedHeap } from '@hashq/native';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 
-import { raiseLoopPriority } from './common/loop-priority';
+import { raiseLoopPriority, realtimeLoop } from './common/loop-priority';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig();
   // Before the application's modules load: one of them (msgpackr's addon, through BullMQ) starts
   // libuv's pool, whose threads inherit the event loop's priority only if they start after it.
-  const priority = config.apiLoopPriority === 'high' ? raiseLoopPriority() : undefined;
+  // (realtime: this first, the real-time policy once the API listens and its threads exist)
+  const priority = config.apiLoopPriority === 'normal' ? undefined : raiseLoopPriority();
   // A digest session's body arrives as 64 KiB buffers that V8 frees in batches; glibc would give
   // their pages back and fault them in again (docs/digest-sessions.md, "The API's own page faults").
   const heapRetained = config.apiHeapRetainBytes > 0 && retainFreedHeap(config.apiHeapRetainBytes);
@@ -38,9 +39,24 @@ async function bootstrap(): Promise<void> {
   configureApp(app);
   // HOST '' = every interface (Node's default); HASHQ_AUTH=off was refused above unless loopback
   await (config.host ? app.listen(config.port, config.host) : app.listen(config.port));
+  const realtime = config.apiLoopPriority === 'realtime' ? realtimeLoop() : undefined;
+  if (realtime?.refused) {
+    logger.info(
+      { realtime },
+      'event loop not in real time: SCHED_FIFO needs root, CAP_SYS_NICE or RLIMIT_RTPRIO (API_LOOP_PRIORITY)',
+    );
+  }
   const url = await app.getUrl();
+  const loopFifoThreads = realtime?.refused ? undefined : realtime?.threads;
   logger.info(
-    { url, docs: `${url}/docs`, auth: config.auth, loopNice: priority?.nice, heapRetained },
+    {
+      url,
+      docs: `${url}/docs`,
+      auth: config.auth,
+      loopNice: priority?.nice,
+      loopFifoThreads,
+      heapRetained,
+    },
     'hashq api listening',
   );
 }

@@ -443,11 +443,12 @@ describe('loadConfig', () => {
         /WORKER_HASH_PRIORITY must be idle or normal/,
       );
     }
-    for (const bad of ['HIGH', 'idle', '-10']) {
+    for (const bad of ['HIGH', 'idle', '-10', 'REALTIME', 'fifo']) {
       expect(() => loadConfig({ ...KEYS, API_LOOP_PRIORITY: bad })).toThrow(
-        /API_LOOP_PRIORITY must be high or normal/,
+        /API_LOOP_PRIORITY must be high, realtime or normal/,
       );
     }
+    expect(loadConfig({ ...KEYS, API_LOOP_PRIORITY: 'realtime' }).apiLoopPriority).toBe('realtime');
   });
 
   it('refuses remote-source settings and lists them with the others', () => {

@@ -65,9 +65,10 @@ export interface HashqConfig {
   /**
    * API_LOOP_PRIORITY: `high` (default) gives the API's event-loop thread, and the pool threads it
    * starts, a nice value 5 below the process's where Linux allows it (root or CAP_SYS_NICE);
-   * `normal` leaves it.
+   * `realtime` does that, then puts the event loop at SCHED_FIFO 2 and the process's other threads
+   * at SCHED_FIFO 1 once the API listens (Linux, with the same rights); `normal` leaves it.
    */
-  apiLoopPriority: 'high' | 'normal';
+  apiLoopPriority: 'high' | 'realtime' | 'normal';
   /**
    * API_HEAP_RETAIN_BYTES: freed memory glibc's malloc keeps for the API instead of giving it back
    * to the kernel and faulting it in again with the next request bodies (0: glibc's own trimming).
@@ -456,8 +457,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): H
   }
 
   const apiLoopPriority = raw('API_LOOP_PRIORITY') as HashqConfig['apiLoopPriority'];
-  if (apiLoopPriority !== 'high' && apiLoopPriority !== 'normal') {
-    problems.push(`API_LOOP_PRIORITY must be high or normal, got "${apiLoopPriority}"`);
+  if (!['high', 'realtime', 'normal'].includes(apiLoopPriority)) {
+    problems.push(`API_LOOP_PRIORITY must be high, realtime or normal, got "${apiLoopPriority}"`);
   }
 
   const host = raw('HOST');

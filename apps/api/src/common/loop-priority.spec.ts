@@ -1,6 +1,12 @@
-import { getPriority, setPriority } from 'node:os';
+import { constants, getPriority, setPriority } from 'node:os';
 
-import { LOOP_NICE_STEP, raiseLoopPriority } from './loop-priority';
+import {
+  HELPER_FIFO_PRIORITY,
+  LOOP_FIFO_PRIORITY,
+  LOOP_NICE_STEP,
+  raiseLoopPriority,
+  realtimeLoop,
+} from './loop-priority';
 
 /** An os whose thread starts at `nice`; setPriority fails with `refuse` when given. */
 function fakeOs(nice: number, refuse?: string) {
@@ -47,5 +53,45 @@ describe('raiseLoopPriority', () => {
         // an unprivileged thread cannot go back down: it stays where the refusal left it
       }
     }
+  });
+});
+
+describe('realtimeLoop', () => {
+  /** A process of threads `tids` (its pid among them); setFifo answers `answer(tid)`. */
+  function fakeScheduler(tids: number[], answer: (tid: number) => number = () => 0) {
+    const calls: [number, number][] = [];
+    return {
+      calls,
+      threads: () => tids,
+      setFifo: (tid: number, priority: number) => {
+        calls.push([tid, priority]);
+        return answer(tid);
+      },
+    };
+  }
+
+  it('puts the calling thread above every other thread of the process', () => {
+    const system = fakeScheduler([process.pid, 11, 12, 13]);
+    expect(realtimeLoop(system)).toEqual({ threads: 4 });
+    expect(system.calls).toEqual([
+      [0, LOOP_FIFO_PRIORITY], // 0: the calling thread
+      [11, HELPER_FIFO_PRIORITY],
+      [12, HELPER_FIFO_PRIORITY],
+      [13, HELPER_FIFO_PRIORITY],
+    ]);
+    expect(HELPER_FIFO_PRIORITY).toBeLessThan(LOOP_FIFO_PRIORITY);
+  });
+
+  it('touches no helper when the system refuses the loop, and says why', () => {
+    const system = fakeScheduler([process.pid, 11], () => -constants.errno.EPERM);
+    expect(realtimeLoop(system)).toEqual({ threads: 0, refused: 'EPERM' });
+    expect(system.calls).toEqual([[0, LOOP_FIFO_PRIORITY]]);
+  });
+
+  it('counts the threads that moved (one may end meanwhile)', () => {
+    const system = fakeScheduler([process.pid, 11, 12], (tid) =>
+      tid === 11 ? -constants.errno.ESRCH : 0,
+    );
+    expect(realtimeLoop(system)).toEqual({ threads: 2 });
   });
 });

@@ -1,4 +1,7 @@
-import { getPriority, setPriority } from 'node:os';
+import { readdirSync } from 'node:fs';
+import { constants, getPriority, setPriority } from 'node:os';
+
+import { setThreadFifo } from '@hashq/native';
 
 /** How far API_LOOP_PRIORITY=high lowers the event-loop thread's nice value. */
 export const LOOP_NICE_STEP = 5;
@@ -40,4 +43,50 @@ export function raiseLoopPriority(
     const { code, info } = err as { code?: string; info?: { code?: string } };
     return { from, nice: from, refused: info?.code ?? code ?? String(err) };
   }
+}
+
+/** API_LOOP_PRIORITY=realtime: SCHED_FIFO priorities of the event loop and of every other thread. */
+export const LOOP_FIFO_PRIORITY = 2;
+export const HELPER_FIFO_PRIORITY = 1;
+
+export interface RealtimeLoop {
+  /** Threads moved: the event loop and its helpers. */
+  threads: number;
+  /** Why not (EPERM without root, CAP_SYS_NICE or an RLIMIT_RTPRIO of 2). */
+  refused?: string;
+}
+
+/** What realtimeLoop needs of the system (a test gives its own). */
+export interface ThreadScheduler {
+  /** The ids of this process's threads. */
+  threads(): number[];
+  /** sched_setscheduler: 0 or a negated errno. */
+  setFifo(tid: number, priority: number): number;
+}
+
+const errnoName = (negated: number): string =>
+  Object.entries(constants.errno).find(([, n]) => n === -negated)?.[0] ?? String(negated);
+
+/**
+ * Moves the calling thread (the event loop) to SCHED_FIFO at LOOP_FIFO_PRIORITY and every other
+ * thread the process has (V8's GC and compiler helpers, libuv's pool) to HELPER_FIFO_PRIORITY:
+ * the loop then takes a core the moment it is runnable, and the helpers it waits for in a GC
+ * (its joins, the hand-over of a task) get the other core before PostgreSQL, the clients and the
+ * rest of the machine (docs/digest-sessions.md, "The event loop in real time"). Called once the
+ * API listens, when its threads exist; threads started later begin at the normal policy. Refused
+ * by the loop's own thread (no privilege), nothing changes.
+ */
+export function realtimeLoop(
+  system: ThreadScheduler = {
+    threads: () => readdirSync('/proc/self/task').map(Number),
+    setFifo: setThreadFifo,
+  },
+): RealtimeLoop {
+  const self = system.setFifo(0, LOOP_FIFO_PRIORITY);
+  if (self !== 0) return { threads: 0, refused: errnoName(self) };
+  let threads = 1;
+  for (const tid of system.threads()) {
+    if (tid !== process.pid && system.setFifo(tid, HELPER_FIFO_PRIORITY) === 0) threads += 1;
+  }
+  return { threads };
 }
