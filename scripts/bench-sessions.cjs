@@ -21,12 +21,18 @@
 //     after one round the API's CPU per session still fell 15-20 % in the next),
 //     and followed by one more round, measured alike, with the "own" ticker below;
 //   - at the end, the peak RSS (VmHWM) of the API and the sinks over the whole run.
+// The API runs with API_LOOP_PRIORITY=realtime unless that variable says otherwise: its event loop
+// at SCHED_FIFO above its own helper threads (docs/digest-sessions.md, "The event loop in real
+// time"); it needs root or CAP_SYS_NICE, and without it the header says where the loop ran.
 // The API's event-loop delay (p50, p99, max) is measured in the API process itself
 // (scripts/bench-sessions/loop-lag.cjs, preloaded): raw (monitorEventLoopDelay), and "own", net of
 // the time its main thread waited for a CPU (Linux schedstat) - what the API's work caused. "own"
 // only in the small sessions' last round: its 1 ms ticker (a /proc read each) loads the thread it
 // measures (~1 ms of the API's main thread per 8 MiB PATCH in the uploads, a handicap the sink
 // does not have; in the small sessions a longer raw maximum), so the timed round runs without it.
+// Beside the API, an idle event loop (scripts/bench-sessions/idle-loop.cjs, the same preload,
+// scheduled as the API's loop) gives the machine's floor in the same rounds: the delay an event
+// loop with nothing to do sees meanwhile.
 // A timing script, not a test: it prints numbers and asserts only that the digests are right.
 //
 // The API runs as its own process (dist/apps/api/main.js, default checkpoint settings) on a
@@ -47,6 +53,7 @@
 //                   67108864:glibc.malloc.top_pad=16777216:glibc.malloc.mmap_threshold=67108864":
 //                   the peer with an allocator that keeps what it frees (default: none, plain)
 //   HASHQ_RATE_LIMIT  passed to the API (default 0: the rate limiter off)
+//   API_LOOP_PRIORITY  passed to the API (default realtime; high is the API's own default)
 //   DATABASE_URL    server to use (the database part is replaced)
 const { spawn } = require('node:child_process');
 const { createHash, randomBytes } = require('node:crypto');
@@ -75,6 +82,8 @@ const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
 const SESSIONS_WARM_UP = Number(process.env.BENCH_SESSIONS_WARM_UP ?? 2);
 const SEGMENT_PATCHES = Number(process.env.BENCH_SEGMENT_PATCHES ?? 1);
+const LOOP_PRIORITY = process.env.API_LOOP_PRIORITY ?? 'realtime';
+const NATIVE = path.join(ROOT, 'libs', 'native');
 const CASES = (process.env.BENCH_CASES ?? 'upload,sessions').split(',');
 const PATCH_BYTES = 8 * MiB;
 const SMALL_BYTES = 64 * 1024;
@@ -295,6 +304,7 @@ async function main() {
         LOG_LEVEL: 'warn',
         HASHQ_STATE_KEYS: stateKeys,
         ...BENCH_API_ENV,
+        API_LOOP_PRIORITY: LOOP_PRIORITY,
       },
       {
         nodeArgs: [
@@ -329,6 +339,28 @@ async function main() {
         `http://127.0.0.1:${(await firstLine(sink, (record) => record.port)).port}/sink`;
     }
     await waitListening(apiUrl);
+    const idle = startProcess(
+      path.join(__dirname, 'bench-sessions', 'idle-loop.cjs'),
+      [],
+      {},
+      {
+        nodeArgs: ['--require', path.join(__dirname, 'bench-sessions', 'loop-lag.cjs')],
+        ipc: true,
+      },
+    );
+    children.push(idle);
+    // the idle loop scheduled as the API's: its nice value, its real-time priority if it has one
+    const apiLoop = { nice: threadNice(api.pid), fifo: Number(statFields(api.pid)?.[37] ?? 0) };
+    try {
+      os.setPriority(idle.pid, Number(apiLoop.nice));
+    } catch {
+      // no right to raise a priority: the API could not either (its nice is printed)
+    }
+    if (apiLoop.fifo > 0) require(NATIVE).setThreadFifo(idle.pid, apiLoop.fifo);
+    const scheduling = (pid) => {
+      const fifo = Number(statFields(pid)?.[37] ?? 0);
+      return fifo > 0 ? `SCHED_FIFO ${fifo}` : `nice ${threadNice(pid)}`;
+    };
     /** The API and its PostgreSQL backends. */
     const serverPids = async () => [
       api.pid,
@@ -347,7 +379,8 @@ async function main() {
         `load average ${load()} (1, 5, 15 min)`,
     );
     console.log(
-      `API event loop at nice ${threadNice(api.pid)} (API_LOOP_PRIORITY), the bench at ${os.getPriority(0)}`,
+      `API event loop at ${scheduling(api.pid)} (API_LOOP_PRIORITY=${LOOP_PRIORITY}), ` +
+        `an idle loop at ${scheduling(idle.pid)}, the bench at nice ${os.getPriority(0)}`,
     );
     console.log(`sinks' GLIBC_TUNABLES (BENCH_SINK_TUNABLES): ${SINK_TUNABLES || 'none (plain)'}`);
     const targets = [];
@@ -472,13 +505,15 @@ async function main() {
         const before = new Map((await serverPids()).map((pid) => [pid, cpuSeconds([pid])]));
         const client0 = process.cpuUsage();
         api.send(window);
+        idle.send('reset');
         const many = await smallSessions(manyAgent, apiUrl);
         const lag = await loopLag(api);
+        const { raw: floor } = await loopLag(idle);
         const client = process.cpuUsage(client0);
         const cpu = { api: cpuSeconds([api.pid]) - before.get(api.pid), pg: 0 };
         for (const pid of await serverPids())
           if (pid !== api.pid) cpu.pg += cpuSeconds([pid]) - (before.get(pid) ?? 0);
-        rounds.push({ many, lag, cpu, client: (client.user + client.system) / 1e6 });
+        rounds.push({ many, lag, floor, cpu, client: (client.user + client.system) / 1e6 });
       }
       const perSession = (seconds) => ((seconds * 1000) / SESSIONS).toFixed(2);
       manyAgent.destroy();
@@ -495,8 +530,9 @@ async function main() {
           'PATCH p99 ms',
           'PATCH max ms',
           ...lagHeader,
+          'idle loop beside it ms',
         ],
-        rounds.map(({ many, lag, cpu, client }, i) => [
+        rounds.map(({ many, lag, floor, cpu, client }, i) => [
           i === 0 ? 'timed' : 'own ticker on',
           (SESSIONS / many.seconds).toFixed(0),
           `${perSession(cpu.api)} / ${perSession(cpu.pg)} / ${perSession(client)}`,
@@ -504,12 +540,13 @@ async function main() {
           many.p99.toFixed(1),
           many.max.toFixed(1),
           ...lagCells(lag),
+          lagCell(floor),
         ]),
       );
-      const [{ lag }, { lag: diagnosed }] = rounds;
+      const [{ lag, floor }, { lag: diagnosed }] = rounds;
       targets.push([
-        `${SESSIONS} sessions: API event-loop delay p99 / max (own, next round)`,
-        `${lag.raw.p99} / ${lag.raw.max} ms (${diagnosed.own?.p99} / ${diagnosed.own?.max} ms)`,
+        `${SESSIONS} sessions: API event-loop delay p99 / max (own, next round; an idle loop's max)`,
+        `${lag.raw.p99} / ${lag.raw.max} ms (${diagnosed.own?.p99} / ${diagnosed.own?.max} ms; ${floor.max} ms)`,
         '< 20 ms',
       ]);
     }
