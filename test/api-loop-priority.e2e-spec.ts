@@ -42,24 +42,31 @@ function mayRaisePriority(): boolean {
     await env?.cleanup();
   });
 
+  /** An API process with `settings` that has hashed an 8 MiB session on its pool, digests checked. */
+  async function apiThatHashed(settings: Record<string, string>): Promise<ApiProcess> {
+    const api = await startApiProcess({ ...env.env, ...settings });
+    apis.push(api);
+    const data = Buffer.alloc(8 * MiB, 0x5a);
+    data.writeUInt32BE(0xdecaf, 12345);
+    const algorithms = ['sha256', 'sha512'];
+    const session = await uploadAndGet(api.url, data, {
+      chunkSize: 4 * MiB,
+      headers: env.auth,
+      algorithms,
+    });
+    expect(session.status).toBe('succeeded');
+    for (const algorithm of algorithms)
+      expect(session.digests[algorithm].hex).toBe(nodeDigest(algorithm, data));
+    return api;
+  }
+
   it.each([
     ['high (default)', {}, true],
     ['normal', { API_LOOP_PRIORITY: 'normal' }, false],
-  ] as const)(
+  ])(
     '%s',
     async (_name, settings, high) => {
-      const api = await startApiProcess({ ...env.env, ...settings });
-      apis.push(api);
-      const data = Buffer.alloc(8 * MiB, 0x5a);
-      data.writeUInt32BE(0xdecaf, 12345);
-      const session = await uploadAndGet(api.url, data, {
-        chunkSize: 4 * MiB,
-        headers: env.auth,
-        algorithms: ['sha256'],
-      });
-      expect(session.status).toBe('succeeded');
-      expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
-
+      const api = await apiThatHashed(settings);
       const pid = api.process.pid;
       const threads = threadStat(pid, STAT_NICE);
       const raised = [...threads].filter(([, nice]) => nice < base);
@@ -87,19 +94,7 @@ function mayRaisePriority(): boolean {
   );
 
   it('realtime', async () => {
-    const api = await startApiProcess({ ...env.env, API_LOOP_PRIORITY: 'realtime' });
-    apis.push(api);
-    const data = Buffer.alloc(8 * MiB, 0xa5);
-    data.writeUInt32BE(0xc0ffee, 54321);
-    const session = await uploadAndGet(api.url, data, {
-      chunkSize: 4 * MiB,
-      headers: env.auth,
-      algorithms: ['sha256', 'sha512'],
-    });
-    expect(session.status).toBe('succeeded');
-    expect(session.digests.sha256.hex).toBe(nodeDigest('sha256', data));
-    expect(session.digests.sha512.hex).toBe(nodeDigest('sha512', data));
-
+    const api = await apiThatHashed({ API_LOOP_PRIORITY: 'realtime' });
     const pid = api.process.pid;
     const policies = threadStat(pid, STAT_POLICY);
     const priorities = threadStat(pid, STAT_RT_PRIORITY);
