@@ -89,8 +89,8 @@ Napi::Value RetainFreedHeap(const Napi::CallbackInfo &info) {
 #endif
 }
 
-// setThreadFifo(tid, priority): thread `tid` of this process (0: the caller)
-// to SCHED_FIFO at `priority` (1-99), or back to SCHED_OTHER with 0. With
+// setThreadFifo(tid, priority): thread or process `tid` (0: the caller) to
+// SCHED_FIFO at `priority` (1-99), or back to SCHED_OTHER with 0. With
 // SCHED_RESET_ON_FORK: threads and processes it starts begin at the normal
 // policy. 0 or a negated errno (EPERM without CAP_SYS_NICE or RLIMIT_RTPRIO;
 // ENOSYS off Linux).

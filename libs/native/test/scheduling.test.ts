@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { constants } from 'node:os';
 
 import { setThreadFifo } from '../lib';
+import { scheduling } from './helpers/proc-stat';
 import { runChild } from './helpers/spawn';
 
 const SCHED_OTHER = 0;
@@ -23,11 +24,7 @@ function mayRaisePriority(): boolean {
   return (effective & (1n << 23n)) !== 0n;
 }
 
-function policyOf(tid: number) {
-  const stat = readFileSync(`/proc/${tid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { priority: Number(fields[37]), policy: Number(fields[38]) };
-}
+const policyOf = (pid: number) => scheduling(`/proc/${pid}/stat`);
 
 type Policies = Record<string, { policy: number; priority: number }>;
 

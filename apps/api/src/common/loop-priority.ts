@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
-import { constants, getPriority, setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
+import { getSystemErrorName } from 'node:util';
 
 import { setThreadFifo } from '@hashq/native';
 
@@ -64,9 +65,6 @@ export interface ThreadScheduler {
   setFifo(tid: number, priority: number): number;
 }
 
-const errnoName = (negated: number): string =>
-  Object.entries(constants.errno).find(([, n]) => n === -negated)?.[0] ?? String(negated);
-
 /**
  * Moves the calling thread (the event loop) to SCHED_FIFO at LOOP_FIFO_PRIORITY and every other
  * thread the process has (V8's GC and compiler helpers, libuv's pool) to HELPER_FIFO_PRIORITY:
@@ -83,7 +81,7 @@ export function realtimeLoop(
   },
 ): RealtimeLoop {
   const self = system.setFifo(0, LOOP_FIFO_PRIORITY);
-  if (self !== 0) return { threads: 0, refused: errnoName(self) };
+  if (self !== 0) return { threads: 0, refused: getSystemErrorName(self) };
   let threads = 1;
   for (const tid of system.threads()) {
     if (tid !== process.pid && system.setFifo(tid, HELPER_FIFO_PRIORITY) === 0) threads += 1;

@@ -5,12 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import * as http from 'node:http';
 import { Worker } from 'node:worker_threads';
 
 import * as lib from '../../lib';
 import { runKats } from './library';
+import { scheduling } from './proc-stat';
 
 interface SerializeJob {
   algorithm: string;
@@ -114,15 +115,11 @@ async function heapServer(retain: boolean): Promise<unknown> {
   return { retained, digests };
 }
 
-/** The policy and real-time priority of each thread of this process (fields 41 and 40 of
- * /proc/self/task/<tid>/stat), by tid. */
+/** The policy and real-time priority of each thread of this process, by tid. */
 function threadPolicies(): Record<string, { policy: number; priority: number }> {
   const out: Record<string, { policy: number; priority: number }> = {};
-  for (const tid of readdirSync('/proc/self/task')) {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3 on
-    out[tid] = { priority: Number(fields[37]), policy: Number(fields[38]) };
-  }
+  for (const tid of readdirSync('/proc/self/task'))
+    out[tid] = scheduling(`/proc/self/task/${tid}/stat`);
   return out;
 }
 
