@@ -138,8 +138,14 @@ const patch = (agent, url, offset, body) =>
     body,
   );
 
-/** The nice value of thread `tid` (field 19 of /proc/<tid>/stat), or '?' off Linux. */
-const threadNice = (tid) => statFields(tid)?.[16] ?? '?';
+/** Thread `tid`'s nice value and real-time priority (fields 19 and 40 of /proc/<tid>/stat; 0: none),
+ * and how the header names them; nice '?' off Linux. */
+function threadScheduling(tid) {
+  const fields = statFields(tid);
+  const nice = fields?.[16] ?? '?';
+  const fifo = Number(fields?.[37] ?? 0);
+  return { nice, fifo, name: fifo > 0 ? `SCHED_FIFO ${fifo}` : `nice ${nice}` };
+}
 
 function startProcess(script, args, env, options = {}) {
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script, ...args], {
@@ -350,17 +356,13 @@ async function main() {
     );
     children.push(idle);
     // the idle loop scheduled as the API's: its nice value, its real-time priority if it has one
-    const apiLoop = { nice: threadNice(api.pid), fifo: Number(statFields(api.pid)?.[37] ?? 0) };
+    const apiLoop = threadScheduling(api.pid);
     try {
       os.setPriority(idle.pid, Number(apiLoop.nice));
     } catch {
       // no right to raise a priority: the API could not either (its nice is printed)
     }
     if (apiLoop.fifo > 0) require(NATIVE).setThreadFifo(idle.pid, apiLoop.fifo);
-    const scheduling = (pid) => {
-      const fifo = Number(statFields(pid)?.[37] ?? 0);
-      return fifo > 0 ? `SCHED_FIFO ${fifo}` : `nice ${threadNice(pid)}`;
-    };
     /** The API and its PostgreSQL backends. */
     const serverPids = async () => [
       api.pid,
@@ -379,8 +381,8 @@ async function main() {
         `load average ${load()} (1, 5, 15 min)`,
     );
     console.log(
-      `API event loop at ${scheduling(api.pid)} (API_LOOP_PRIORITY=${LOOP_PRIORITY}), ` +
-        `an idle loop at ${scheduling(idle.pid)}, the bench at nice ${os.getPriority(0)}`,
+      `API event loop at ${apiLoop.name} (API_LOOP_PRIORITY=${LOOP_PRIORITY}), ` +
+        `an idle loop at ${threadScheduling(idle.pid).name}, the bench at nice ${os.getPriority(0)}`,
     );
     console.log(`sinks' GLIBC_TUNABLES (BENCH_SINK_TUNABLES): ${SINK_TUNABLES || 'none (plain)'}`);
     const targets = [];
